@@ -1,0 +1,138 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `URLConnectionOperation` for HTTP(S) whose response is validated and
+/// turned into an object by a `responseSerializer` (AFNetworking 2.7's
+/// `AFHTTPRequestOperation`).
+///
+/// Beyond 2.7: the response object is computed once on a processing queue,
+/// never on the network thread or the main thread (2.x serialized under a lock
+/// the main thread could wait on, issue 1655), and the operation only becomes
+/// finished after its success or failure block has returned, so a dependent
+/// operation never starts early (2.x issue 2929).
+open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
+    private var _responseSerializer: HTTPResponseSerializer = HTTPResponseSerializer()
+    private var serialized: Result<Any?, Error>?
+    private var success: ((HTTPRequestOperation, Any?) -> Void)?
+    private var failure: ((HTTPRequestOperation, Error) -> Void)?
+    /// Serializes `responseObject` without holding the state lock, so readers
+    /// of other properties never wait on a slow parser.
+    private let serializationLock = NSLock()
+
+    /// Creates an operation for `request` with an `HTTPResponseSerializer`.
+    public required init(request: URLRequest) {
+        super.init(request: request)
+    }
+
+    /// The HTTP response, once its head has arrived.
+    public override var response: HTTPURLResponse? { super.response as? HTTPURLResponse }
+
+    /// Validates the response and builds `responseObject`. Setting it discards
+    /// an object already computed.
+    public var responseSerializer: HTTPResponseSerializer {
+        get { locked { _responseSerializer } }
+        set {
+            serializationLock.lock()
+            locked {
+                _responseSerializer = newValue
+                serialized = nil
+            }
+            serializationLock.unlock()
+        }
+    }
+
+    /// The serialized response: computed once, after the transfer ended without
+    /// a transport error; nil before that or when serialization failed.
+    public var responseObject: Any? {
+        guard case .success(let object)? = serializeIfNeeded() else { return nil }
+        return object
+    }
+
+    /// The transport error, else the serializer's error (status code, content
+    /// type, parse failure), else nil.
+    public override var error: Error? {
+        if let transportError = transportError { return transportError }
+        if case .failure(let serializationError)? = locked({ serialized }) { return serializationError }
+        return nil
+    }
+
+    /// Sets the blocks called on `completionQueue` when the operation ends:
+    /// `success` with the response object, or `failure` with the error
+    /// (cancellation included). Exactly one of them runs, once.
+    public func setCompletionBlockWithSuccess(_ success: ((HTTPRequestOperation, Any?) -> Void)?,
+                                              failure: ((HTTPRequestOperation, Error) -> Void)?) {
+        locked {
+            self.success = success
+            self.failure = failure
+        }
+    }
+
+    private func serializeIfNeeded() -> Result<Any?, Error>? {
+        serializationLock.lock()
+        defer { serializationLock.unlock() }
+        let (cached, ready, serializer, response, data) = locked {
+            (serialized, isDelivering && transportError == nil, _responseSerializer, _response, responseData)
+        }
+        if let cached { return cached }
+        guard ready else { return nil }
+        let result = Result { try serializer.responseObject(for: response, data: data) }
+        locked { serialized = result }
+        return result
+    }
+
+    override func deliverCompletion(_ done: @escaping () -> Void) {
+        let (success, failure) = locked { () -> (((HTTPRequestOperation, Any?) -> Void)?, ((HTTPRequestOperation, Error) -> Void)?) in
+            defer {
+                // Released once delivered: blocks commonly capture the operation.
+                self.success = nil
+                self.failure = nil
+            }
+            return (self.success, self.failure)
+        }
+        let queue = effectiveCompletionQueue
+        let group = effectiveCompletionGroup
+        group.enter()
+        CompletionDefaults.processingQueue.async { [self] in
+            let outcome: Result<Any?, Error>
+            if let transportError = transportError {
+                outcome = .failure(transportError)
+            } else {
+                outcome = serializeIfNeeded() ?? .success(nil)
+            }
+            switch outcome {
+            case .success(let object) where success != nil:
+                queue.async { success?(self, object); done(); group.leave() }
+            case .failure(let error) where failure != nil:
+                queue.async { failure?(self, error); done(); group.leave() }
+            default:
+                done()
+                group.leave()
+            }
+        }
+    }
+
+    override func didPause() {
+        // Ask for the rest: from the bytes already written, and only if the
+        // entity is still the one they came from.
+        let offset = bytesWrittenToOutput
+        locked {
+            var request = self.request
+            if let tag = response?.value(forHTTPHeaderField: "ETag") {
+                request.setValue(tag, forHTTPHeaderField: "If-Range")
+            }
+            request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+            self.request = request
+        }
+    }
+
+    /// Also copies the response serializer, as 2.7 does.
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = super.copy(with: zone)
+        if let operation = copy as? HTTPRequestOperation, let serializer = responseSerializer.copy() as? HTTPResponseSerializer {
+            operation.responseSerializer = serializer
+        }
+        return copy
+    }
+}

@@ -1,0 +1,150 @@
+import CAFCurl
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The libcurl → `NSURLErrorDomain` table. Every CURLcode an HTTP(S) transfer
+/// can end with has a row; codes the library caused itself (aborts from its
+/// own callbacks) are resolved from the transfer's `AbortReason` first, so a
+/// cancelled or timed-out transfer never surfaces as "unknown".
+enum TransportErrors {
+    /// Domain of the underlying error that keeps curl's own code and message.
+    static let curlErrorDomain = "AFNetworkingCurlErrorDomain"
+
+    static func error(for code: CURLcode, abortReason: Transfer.AbortReason?, url: URL?, curlMessage: String?, tlsVerifyResult: Int = 0) -> NSError {
+        if let abortReason {
+            switch abortReason {
+            case .cancelled:
+                return make(NSURLErrorCancelled, url: url, underlying: nil)
+            case .timedOut:
+                return make(NSURLErrorTimedOut, url: url, underlying: nil)
+            case .delegateFailed(let failure):
+                return failure as NSError
+            case .bodyStreamFailed(let failure):
+                return make(NSURLErrorRequestBodyStreamExhausted, url: url, underlying: failure.map { $0 as NSError })
+            }
+        }
+        let underlying = NSError(domain: curlErrorDomain, code: Int(code.rawValue), userInfo: [
+            NSLocalizedDescriptionKey: curlMessage ?? curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)",
+        ])
+        return make(urlErrorCode(for: code, tlsVerifyResult: tlsVerifyResult), url: url, underlying: underlying)
+    }
+
+    /// curl reports a reply that is not HTTP at all as "unsupported protocol"
+    /// (it refuses HTTP/0.9). For an http(s) URL that got no status line that
+    /// is a bad server response, not a bad URL.
+    static func refine(_ code: CURLcode, transfer: Transfer) -> CURLcode {
+        guard code == CURLE_UNSUPPORTED_PROTOCOL,
+              let scheme = transfer.options.request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              transfer.easy.info(long: CURLINFO_RESPONSE_CODE) == 0 else { return code }
+        return CURLE_WEIRD_SERVER_REPLY
+    }
+
+    /// One row per CURLcode that HTTP(S) can produce.
+    static func urlErrorCode(for code: CURLcode, tlsVerifyResult: Int = 0) -> Int {
+        switch code {
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_NOT_BUILT_IN:
+            return NSURLErrorUnsupportedURL
+        case CURLE_URL_MALFORMAT:
+            return NSURLErrorBadURL
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return NSURLErrorCannotFindHost
+        case CURLE_COULDNT_CONNECT, CURLE_PROXY:
+            return NSURLErrorCannotConnectToHost
+        case CURLE_OPERATION_TIMEDOUT:
+            return NSURLErrorTimedOut
+        case CURLE_TOO_MANY_REDIRECTS:
+            return NSURLErrorHTTPTooManyRedirects
+        case CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_SSL_SHUTDOWN_FAILED,
+             CURLE_UNRECOVERABLE_POLL, CURLE_AGAIN:
+            return NSURLErrorNetworkConnectionLost
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_RANGE_ERROR, CURLE_UPLOAD_FAILED,
+             CURLE_HTTP3, CURLE_HTTP_RETURNED_ERROR:
+            return NSURLErrorBadServerResponse
+        case CURLE_BAD_CONTENT_ENCODING:
+            return NSURLErrorCannotDecodeContentData
+        case CURLE_FILESIZE_EXCEEDED:
+            return NSURLErrorDataLengthExceedsMaximum
+        case CURLE_SEND_FAIL_REWIND, CURLE_READ_ERROR:
+            return NSURLErrorRequestBodyStreamExhausted
+        case CURLE_WRITE_ERROR, CURLE_ABORTED_BY_CALLBACK:
+            // Only reached when no AbortReason was recorded: still our own abort.
+            return NSURLErrorCancelled
+        case CURLE_PEER_FAILED_VERIFICATION:
+            return certificateErrorCode(forVerifyResult: tlsVerifyResult)
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CACERT_BADFILE,
+             CURLE_SSL_CRL_BADFILE:
+            return NSURLErrorServerCertificateUntrusted
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED,
+             CURLE_SSL_ENGINE_INITFAILED, CURLE_USE_SSL_FAILED:
+            return NSURLErrorSecureConnectionFailed
+        case CURLE_SSL_CERTPROBLEM:
+            return NSURLErrorClientCertificateRejected
+        case CURLE_SSL_CLIENTCERT:
+            return NSURLErrorClientCertificateRequired
+        case CURLE_LOGIN_DENIED, CURLE_REMOTE_ACCESS_DENIED, CURLE_AUTH_ERROR:
+            return NSURLErrorUserAuthenticationRequired
+        case CURLE_FILE_COULDNT_READ_FILE, CURLE_REMOTE_FILE_NOT_FOUND:
+            return NSURLErrorFileDoesNotExist
+        case CURLE_OUT_OF_MEMORY, CURLE_FAILED_INIT, CURLE_BAD_FUNCTION_ARGUMENT, CURLE_UNKNOWN_OPTION,
+             CURLE_RECURSIVE_API_CALL, CURLE_INTERFACE_FAILED:
+            return NSURLErrorCannotLoadFromNetwork
+        default:
+            return NSURLErrorUnknown
+        }
+    }
+
+    /// OpenSSL's X509_V_ERR_* value (CURLINFO_SSL_VERIFYRESULT) refines an
+    /// untrusted certificate into Apple's finer codes.
+    static func certificateErrorCode(forVerifyResult result: Int) -> Int {
+        switch result {
+        case 9, 10:          // X509_V_ERR_CERT_NOT_YET_VALID, X509_V_ERR_CERT_HAS_EXPIRED
+            return NSURLErrorServerCertificateHasBadDate
+        case 2, 18, 19, 20:  // unable to get issuer, self-signed leaf, self-signed in chain, no local issuer
+            return NSURLErrorServerCertificateHasUnknownRoot
+        case 13, 14, 15, 16: // malformed validity fields
+            return NSURLErrorServerCertificateHasBadDate
+        default:
+            return NSURLErrorServerCertificateUntrusted
+        }
+    }
+
+    static func make(_ code: Int, url: URL?, underlying: NSError?, description: String? = nil) -> NSError {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: description ?? localizedDescription(for: code)]
+        if let url {
+            info[NSURLErrorFailingURLErrorKey] = url
+            info[NSURLErrorFailingURLStringErrorKey] = url.absoluteString
+        }
+        if let underlying { info[NSUnderlyingErrorKey] = underlying }
+        return NSError(domain: NSURLErrorDomain, code: code, userInfo: info)
+    }
+
+    /// Apple's wording for each code, so messages read the same as on Darwin.
+    static func localizedDescription(for code: Int) -> String {
+        switch code {
+        case NSURLErrorCancelled: return "cancelled"
+        case NSURLErrorBadURL: return "unsupported URL"
+        case NSURLErrorUnsupportedURL: return "unsupported URL"
+        case NSURLErrorTimedOut: return "The request timed out."
+        case NSURLErrorCannotFindHost: return "A server with the specified hostname could not be found."
+        case NSURLErrorCannotConnectToHost: return "Could not connect to the server."
+        case NSURLErrorNetworkConnectionLost: return "The network connection was lost."
+        case NSURLErrorHTTPTooManyRedirects: return "too many HTTP redirects"
+        case NSURLErrorBadServerResponse: return "The server returned a bad response."
+        case NSURLErrorCannotDecodeContentData: return "The server's response could not be decoded."
+        case NSURLErrorDataLengthExceedsMaximum: return "The resource exceeds the maximum size."
+        case NSURLErrorRequestBodyStreamExhausted: return "The request body stream failed or could not be re-sent."
+        case NSURLErrorSecureConnectionFailed: return "An SSL error has occurred and a secure connection to the server cannot be made."
+        case NSURLErrorServerCertificateHasBadDate: return "The certificate for this server is expired or not yet valid."
+        case NSURLErrorServerCertificateUntrusted: return "The certificate for this server is invalid."
+        case NSURLErrorServerCertificateHasUnknownRoot: return "The certificate for this server was signed by an unknown certifying authority."
+        case NSURLErrorClientCertificateRejected: return "The server did not accept the certificate."
+        case NSURLErrorClientCertificateRequired: return "The server requires a client certificate."
+        case NSURLErrorUserAuthenticationRequired: return "The server requires authentication."
+        case NSURLErrorFileDoesNotExist: return "The requested resource does not exist."
+        case NSURLErrorCannotLoadFromNetwork: return "The request could not be started."
+        default: return "An unknown error occurred."
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import CAFCurl
+
+/// Owns one libcurl easy handle and the C memory that must outlive it (the
+/// header list). Typed, throwing setters replace curl's variadic setopt.
+///
+/// Only the network thread touches an easy handle once it has been added to
+/// the multi handle; before that, the thread that built the transfer owns it.
+final class EasyHandle {
+    let raw: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+
+    init() throws {
+        try cafcurl_global_init_once().check("global initialisation")
+        guard let handle = curl_easy_init() else {
+            throw CurlOptionError(code: CURLE_FAILED_INIT, what: "a new easy handle")
+        }
+        raw = handle
+    }
+
+    /// Frees the handle. Called by the network thread after the handle has left
+    /// the multi handle, never from a `deinit`, so no curl callback can re-enter.
+    func cleanup() {
+        curl_easy_cleanup(raw)
+        if let list = headerList {
+            curl_slist_free_all(list)
+            headerList = nil
+        }
+    }
+
+    func set(_ option: CURLoption, _ value: Int) throws {
+        try cafcurl_easy_setopt_long(raw, option, value).check("option \(option.rawValue) = \(value)")
+    }
+
+    func set(_ option: CURLoption, _ value: Bool) throws {
+        try set(option, value ? 1 : 0)
+    }
+
+    func set(_ option: CURLoption, size value: Int64) throws {
+        try cafcurl_easy_setopt_off_t(raw, option, curl_off_t(value)).check("option \(option.rawValue) = \(value)")
+    }
+
+    func set(_ option: CURLoption, _ value: String) throws {
+        try value.withCString { try cafcurl_easy_setopt_string(raw, option, $0).check("option \(option.rawValue)") }
+    }
+
+    func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer?) throws {
+        try cafcurl_easy_setopt_pointer(raw, option, pointer).check("option \(option.rawValue)")
+    }
+
+    /// Installs the request header lines; the list lives until `cleanup()`.
+    func setHeaders(_ lines: [String]) throws {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in lines {
+            guard let appended = curl_slist_append(list, line) else {
+                if let list { curl_slist_free_all(list) }
+                throw CurlOptionError(code: CURLE_OUT_OF_MEMORY, what: "header list")
+            }
+            list = appended
+        }
+        if let old = headerList { curl_slist_free_all(old) }
+        headerList = list
+        try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(list))
+    }
+
+    func info(long key: CURLINFO) -> Int {
+        var value: Int = 0
+        return cafcurl_easy_getinfo_long(raw, key, &value) == CURLE_OK ? value : 0
+    }
+
+    func info(size key: CURLINFO) -> Int64 {
+        var value: curl_off_t = 0
+        return cafcurl_easy_getinfo_off_t(raw, key, &value) == CURLE_OK ? Int64(value) : -1
+    }
+
+    func info(string key: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard cafcurl_easy_getinfo_string(raw, key, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+}

@@ -1,0 +1,147 @@
+import CAFCurl
+import Foundation
+
+/// The one network thread, named `AFNetworking`, and the libcurl multi handle
+/// it owns. Other threads never touch curl: they post a `Command` to the
+/// lock-protected inbox and wake the thread with `curl_multi_wakeup`. When
+/// nothing is due the thread sleeps in `curl_multi_poll`.
+final class NetworkEngine: @unchecked Sendable {
+    static let shared = NetworkEngine()
+
+    enum Command {
+        case start(Transfer)
+        /// Ends a transfer early. `reason` becomes its error.
+        case abort(Transfer, Transfer.AbortReason)
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let inboxLock = NSLock()
+    private var inbox: [Command] = []
+    // Network thread only from here on.
+    private var active: [ObjectIdentifier: Transfer] = [:]
+    private var drained: [Command] = []
+
+    private init() {
+        let initResult = cafcurl_global_init_once()
+        guard initResult == CURLE_OK, let multi = curl_multi_init() else {
+            // libcurl cannot work at all (out of memory at start-up): nothing
+            // this library does can succeed, and there is no caller to tell.
+            preconditionFailure("libcurl could not be initialised (CURLcode \(initResult.rawValue))")
+        }
+        self.multi = multi
+        // Keep more idle connections than curl's default for busy queues.
+        _ = cafcurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 64)
+        let thread = Thread { [unowned self] in self.run() }
+        thread.name = "AFNetworking"
+        thread.qualityOfService = .userInitiated
+        thread.start()
+    }
+
+    /// Thread-safe: queues a command for the network thread.
+    func submit(_ command: Command) {
+        inboxLock.lock()
+        inbox.append(command)
+        inboxLock.unlock()
+        curl_multi_wakeup(multi)
+    }
+
+    // MARK: - Network thread
+
+    private func run() {
+        var running: Int32 = 0
+        while true {
+            drainInbox()
+            curl_multi_perform(multi, &running)
+            collectFinished()
+            expireIdleTransfers()
+            var ignoredDescriptors: Int32 = 0
+            curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), &ignoredDescriptors)
+        }
+    }
+
+    private func drainInbox() {
+        inboxLock.lock()
+        swap(&inbox, &drained)
+        inboxLock.unlock()
+        for command in drained {
+            switch command {
+            case .start(let transfer):
+                add(transfer)
+            case .abort(let transfer, let reason):
+                guard active[ObjectIdentifier(transfer)] != nil else { continue }
+                transfer.abortReason = reason
+                complete(transfer, code: CURLE_ABORTED_BY_CALLBACK)
+            }
+        }
+        drained.removeAll(keepingCapacity: true)
+    }
+
+    private func add(_ transfer: Transfer) {
+        // The +1 that curl's callbacks rely on; released in `complete`.
+        _ = Unmanaged.passRetained(transfer)
+        active[ObjectIdentifier(transfer)] = transfer
+        let status = curl_multi_add_handle(multi, transfer.easy.raw)
+        if status != CURLM_OK {
+            active[ObjectIdentifier(transfer)] = nil
+            Unmanaged.passUnretained(transfer).release()
+            let error = TransportErrors.make(NSURLErrorCannotLoadFromNetwork, url: transfer.options.request.url, underlying: nil)
+            transfer.finish(error: error)
+            transfer.releaseResources()
+        }
+    }
+
+    private func collectFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = cafcurl_message_result(message)
+            var userdata: UnsafeMutableRawPointer?
+            guard cafcurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &userdata) == CURLE_OK, let userdata else { continue }
+            let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+            complete(transfer, code: code)
+        }
+    }
+
+    /// Takes the handle out of the multi handle (so no callback can run any
+    /// more), reports the result, frees the handle, then drops curl's retain.
+    private func complete(_ transfer: Transfer, code: CURLcode) {
+        curl_multi_remove_handle(multi, transfer.easy.raw)
+        active[ObjectIdentifier(transfer)] = nil
+        var error: NSError?
+        if code != CURLE_OK || transfer.abortReason != nil {
+            error = TransportErrors.error(
+                for: TransportErrors.refine(code, transfer: transfer), abortReason: transfer.abortReason, url: transfer.options.request.url,
+                curlMessage: transfer.curlMessage,
+                tlsVerifyResult: transfer.easy.info(long: CURLINFO_SSL_VERIFYRESULT))
+        }
+        transfer.finish(error: error)
+        transfer.releaseResources()
+        Unmanaged.passUnretained(transfer).release()
+    }
+
+    private func expireIdleTransfers() {
+        guard !active.isEmpty else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        for transfer in active.values where transfer.idleDeadline <= now {
+            transfer.abortReason = .timedOut
+            complete(transfer, code: CURLE_OPERATION_TIMEDOUT)
+        }
+    }
+
+    /// Sleep until curl's next timer or the nearest idle deadline; a submitted
+    /// command interrupts the sleep.
+    private func pollTimeoutMilliseconds() -> Int32 {
+        var curlTimeout: Int = -1
+        curl_multi_timeout(multi, &curlTimeout)
+        var timeout = curlTimeout >= 0 ? curlTimeout : 60_000
+        if !active.isEmpty {
+            let now = DispatchTime.now().uptimeNanoseconds
+            for transfer in active.values {
+                let deadline = transfer.idleDeadline
+                let remaining = deadline > now ? Int((deadline - now) / 1_000_000) + 1 : 0
+                timeout = min(timeout, remaining)
+            }
+        }
+        return Int32(clamping: timeout)
+    }
+}

@@ -1,0 +1,147 @@
+import CAFCurl
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension Transfer {
+    /// Maps the `URLRequest` onto the easy handle. Throws if libcurl refuses an
+    /// option, so the request fails with a reason instead of the process.
+    func configure() throws {
+        let request = options.request
+        guard let url = request.url else {
+            throw CurlOptionError(code: CURLE_URL_MALFORMAT, what: "a request without a URL")
+        }
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+
+        try easy.set(CURLOPT_URL, url.absoluteString)
+        // Only HTTP(S), also for redirect targets: a server must not be able to
+        // redirect a client to file:// or another protocol.
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        // Signals are process-wide; a library on its own thread must not use them.
+        try easy.set(CURLOPT_NOSIGNAL, true)
+        try easy.set(CURLOPT_PRIVATE, pointer: userdata)
+        try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
+
+        try easy.set(CURLOPT_FOLLOWLOCATION, options.followsRedirects)
+        try easy.set(CURLOPT_MAXREDIRS, options.maximumRedirects)
+        // Idle time is watched by the engine (NSURLRequest semantics); curl only
+        // bounds connection setup, which makes no progress callbacks of its own.
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(options.idleTimeout * 1000)))
+        // An empty string asks for every decoding this libcurl supports
+        // (gzip, deflate, br, zstd) and decodes the body transparently.
+        try easy.set(CURLOPT_ACCEPT_ENCODING, "")
+        try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        try easy.set(CURLOPT_BUFFERSIZE, 64 * 1024)
+
+        try configureTLS()
+        try configureMethodAndBody(request)
+        try easy.setHeaders(headerLines(for: request))
+
+        try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_WRITEFUNCTION, transferWriteCallback).check("write callback")
+        try easy.set(CURLOPT_WRITEDATA, pointer: userdata)
+        try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_HEADERFUNCTION, transferHeaderCallback).check("header callback")
+        try easy.set(CURLOPT_HEADERDATA, pointer: userdata)
+    }
+
+    private func configureTLS() throws {
+        try easy.set(CURLOPT_SSL_VERIFYPEER, options.tls.verifiesPeer)
+        try easy.set(CURLOPT_SSL_VERIFYHOST, options.tls.verifiesHost ? 2 : 0)
+        if let file = options.tls.caFile { try easy.set(CURLOPT_CAINFO, file) }
+        if let directory = options.tls.caDirectory { try easy.set(CURLOPT_CAPATH, directory) }
+    }
+
+    private func configureMethodAndBody(_ request: URLRequest) throws {
+        let method = (request.httpMethod ?? "GET").uppercased()
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        if let stream = request.httpBodyStream {
+            bodyStream = stream
+            stream.open()
+            if stream.streamStatus == .error {
+                abortReason = .bodyStreamFailed(stream.streamError)
+                throw CurlOptionError(code: CURLE_READ_ERROR, what: "the request body stream, which could not be opened")
+            }
+            try easy.set(CURLOPT_POST, true)
+            let length = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) } ?? -1
+            // -1 makes curl send the body chunked when the caller gave no length.
+            try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, size: length)
+            try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_READFUNCTION, transferReadCallback).check("read callback")
+            try easy.set(CURLOPT_READDATA, pointer: userdata)
+        } else if let body = request.httpBody {
+            try easy.set(CURLOPT_POST, true)
+            try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, size: Int64(body.count))
+            // COPYPOSTFIELDS copies, so the Data need not outlive this call. An
+            // empty body still needs a valid pointer.
+            let bytes = body.isEmpty ? Data([0]) : body
+            try bytes.withUnsafeBytes { buffer in
+                guard let pointer = buffer.baseAddress?.assumingMemoryBound(to: CChar.self) else { return }
+                let status = cafcurl_easy_setopt_string(easy.raw, CURLOPT_COPYPOSTFIELDS, pointer)
+                try status.check("request body")
+            }
+            try installProgressCallback(userdata)
+        } else if method == "HEAD" {
+            try easy.set(CURLOPT_NOBODY, true)
+        } else if method == "GET" {
+            try easy.set(CURLOPT_HTTPGET, true)
+        }
+        let hasBody = request.httpBodyStream != nil || request.httpBody != nil
+        if method != "GET" && method != "HEAD" && !(method == "POST" && hasBody) {
+            try easy.set(CURLOPT_CUSTOMREQUEST, method)
+        }
+    }
+
+    private func installProgressCallback(_ userdata: UnsafeMutableRawPointer) throws {
+        try cafcurl_easy_setopt_xferinfo_function(easy.raw, transferProgressCallback).check("progress callback")
+        try easy.set(CURLOPT_XFERINFODATA, pointer: userdata)
+        try easy.set(CURLOPT_NOPROGRESS, false)
+    }
+
+    /// The request's own header fields, plus removals of the headers curl would
+    /// otherwise add on its own and Foundation does not send.
+    private func headerLines(for request: URLRequest) -> [String] {
+        var lines: [String] = []
+        var present = Set<String>()
+        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+            // CR or LF in a header would let a value smuggle in another header.
+            guard !name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ":" }),
+                  !value.contains(where: { $0 == "\r" || $0 == "\n" }) else { continue }
+            present.insert(name.lowercased())
+            // "Name;" is curl's spelling for a header with an empty value.
+            lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+        }
+        if !present.contains("expect") { lines.append("Expect:") }
+        return lines
+    }
+}
+
+// MARK: - C callbacks
+// Each receives the Transfer as an unretained pointer: the engine holds the
+// retain while the easy handle is inside the multi handle, the only time curl
+// calls these.
+
+private let transferWriteCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, userdata in
+    guard let userdata else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+}
+
+private let transferHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, userdata in
+    guard let userdata, let data else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    let line = UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: size * count)
+    return transfer.receiveHeaderLine(line)
+}
+
+private let transferReadCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { buffer, size, count, userdata in
+    guard let userdata else { return Int(CURL_READFUNC_ABORT) }
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+}
+
+private let transferProgressCallback: @convention(c) (UnsafeMutableRawPointer?, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> Int32 = { userdata, _, _, uploadTotal, uploaded in
+    guard let userdata else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    transfer.progress(uploaded: Int64(uploaded), uploadTotal: Int64(uploadTotal))
+    return 0
+}

@@ -1,0 +1,142 @@
+import CAFCurl
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One HTTP exchange: an easy handle configured from `TransferOptions`, the
+/// state its callbacks accumulate, and the delegate it reports to.
+///
+/// Built on the caller's thread; from the moment it is handed to the
+/// `NetworkEngine` it is touched only on the network thread. The engine keeps
+/// a +1 retain on it for as long as the easy handle is inside the multi handle,
+/// because curl's callbacks receive it as an unretained pointer.
+final class Transfer {
+    /// Why the library (not the network or the server) ended a transfer.
+    enum AbortReason {
+        case cancelled
+        case timedOut
+        /// The delegate refused a piece of the body (its output stream failed).
+        case delegateFailed(Error)
+        /// The request body stream failed or ended early.
+        case bodyStreamFailed(Error?)
+    }
+
+    let options: TransferOptions
+    let easy: EasyHandle
+    /// Strong until completion: like NSURLConnection with its delegate, a
+    /// running transfer keeps its operation alive.
+    private(set) var delegate: TransferDelegate?
+
+    var abortReason: AbortReason?
+    /// Monotonic time of the last byte moved, for the idle timeout.
+    private(set) var lastActivity = DispatchTime.now().uptimeNanoseconds
+    private var head = ResponseHead()
+    private var deliveredResponse: HTTPURLResponse?
+    /// The request body stream, opened by `configure()` and read by curl.
+    var bodyStream: InputStream?
+    private var lastReportedUpload: Int64 = 0
+    /// CURLOPT_ERRORBUFFER: curl writes its detailed message here.
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+
+    init(options: TransferOptions, delegate: TransferDelegate) throws {
+        self.options = options
+        self.delegate = delegate
+        self.easy = try EasyHandle()
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        do {
+            try configure()
+        } catch {
+            releaseResources()
+            throw error
+        }
+    }
+
+    /// Idle deadline in monotonic nanoseconds.
+    var idleDeadline: UInt64 {
+        lastActivity &+ UInt64(options.idleTimeout * 1_000_000_000)
+    }
+
+    /// curl's own message for the last failure, if it wrote one.
+    var curlMessage: String? {
+        errorBuffer[0] == 0 ? nil : String(cString: errorBuffer)
+    }
+
+    /// Frees the easy handle and C buffers. Network thread, after the handle has
+    /// left the multi handle (or before it ever joined).
+    func releaseResources() {
+        easy.cleanup()
+        errorBuffer.deallocate()
+        bodyStream?.close()
+        bodyStream = nil
+    }
+
+    /// Hands the outcome to the delegate and drops it, ending the retain cycle.
+    func finish(error: NSError?) {
+        let response = deliveredResponse ?? (easy.info(long: CURLINFO_RESPONSE_CODE) > 0 ? makeResponse() : nil)
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.transfer(self, didCompleteWithResponse: response, error: error)
+    }
+
+    // MARK: - Callbacks (network thread)
+
+    func receiveHeaderLine(_ line: UnsafeBufferPointer<UInt8>) -> Int {
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        head.consume(line: line)
+        return line.count
+    }
+
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        if deliveredResponse == nil, let response = makeResponse() {
+            deliveredResponse = response
+            delegate?.transfer(self, didReceiveResponse: response)
+        }
+        if let failure = delegate?.transfer(self, didReceiveBodyBytes: bytes) {
+            abortReason = .delegateFailed(failure)
+            return bytes.count == 0 ? -1 : 0
+        }
+        return bytes.count
+    }
+
+    func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let stream = bodyStream, let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+        let count = stream.read(base, maxLength: buffer.count)
+        if count < 0 {
+            abortReason = .bodyStreamFailed(stream.streamError)
+            return Int(CURL_READFUNC_ABORT)
+        }
+        if count > 0 {
+            let expected = options.request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) } ?? -1
+            reportUpload(total: lastReportedUpload + Int64(count), expected: expected)
+        }
+        return count
+    }
+
+    /// curl's progress tick; used for in-memory bodies, whose size is known
+    /// (a stream body is counted as it is read, since curl's count would
+    /// include chunked framing).
+    func progress(uploaded: Int64, uploadTotal: Int64) {
+        guard bodyStream == nil, uploaded != lastReportedUpload else { return }
+        reportUpload(total: uploaded, expected: uploadTotal > 0 ? uploadTotal : -1)
+    }
+
+    private func reportUpload(total: Int64, expected: Int64) {
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        let delta = total - lastReportedUpload
+        lastReportedUpload = total
+        if options.reportsUploadProgress {
+            delegate?.transfer(self, didSendBodyBytes: Int(delta), totalBytesSent: total, totalBytesExpected: expected)
+        }
+    }
+
+    // MARK: - Response
+
+    private func makeResponse() -> HTTPURLResponse? {
+        let status = easy.info(long: CURLINFO_RESPONSE_CODE)
+        let fallback = options.request.url ?? URL(fileURLWithPath: "/")
+        let url = easy.info(string: CURLINFO_EFFECTIVE_URL).flatMap { URL(string: $0) } ?? fallback
+        return HTTPURLResponse(url: url, statusCode: status, httpVersion: head.httpVersion, headerFields: head.headerFields)
+    }
+}

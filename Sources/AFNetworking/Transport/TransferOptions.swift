@@ -1,0 +1,44 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Everything the engine needs to run one HTTP exchange, decided by the caller
+/// on its own thread so the network thread only applies it.
+struct TransferOptions {
+    /// The request as it goes on the wire (method, URL, headers, body).
+    var request: URLRequest
+    /// NSURLRequest's `timeoutInterval`: the longest the transfer may go without
+    /// progress (connecting, sending or receiving) before it fails as timed out.
+    var idleTimeout: TimeInterval
+    /// Whether curl follows 3xx responses itself. The seam for a redirect policy.
+    var followsRedirects = true
+    /// Redirects followed before failing with NSURLErrorHTTPTooManyRedirects
+    /// (CFNetwork's limit).
+    var maximumRedirects = 16
+    /// Whether upload progress must be reported (costs a callback per tick).
+    var reportsUploadProgress = false
+    /// How the server's certificate is checked.
+    var tls = TLSVerification()
+
+    init(request: URLRequest) {
+        self.request = request
+        let timeout = request.timeoutInterval
+        self.idleTimeout = timeout > 0 && timeout.isFinite ? timeout : 60
+    }
+}
+
+/// Certificate verification settings applied to one transfer.
+struct TLSVerification: Equatable {
+    var verifiesPeer = true
+    var verifiesHost = true
+    /// CA bundle and directory; nil keeps libcurl's build-time defaults unless
+    /// OpenSSL's SSL_CERT_FILE / SSL_CERT_DIR variables name others.
+    var caFile: String? = TLSVerification.environmentCAFile
+    var caDirectory: String? = TLSVerification.environmentCADirectory
+
+    // Read once: the environment is a process-wide setting and building
+    // ProcessInfo's dictionary on every request would cost more than the request.
+    private static let environmentCAFile = ProcessInfo.processInfo.environment["SSL_CERT_FILE"]
+    private static let environmentCADirectory = ProcessInfo.processInfo.environment["SSL_CERT_DIR"]
+}

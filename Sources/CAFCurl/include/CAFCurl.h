@@ -1,0 +1,57 @@
+#ifndef CAFCURL_H
+#define CAFCURL_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+
+// Why this target exists: libcurl's configuration and query entry points
+// (curl_easy_setopt, curl_easy_getinfo, curl_multi_setopt) are C variadic
+// functions, which Swift cannot call. Each wrapper below fixes one argument
+// type so the Swift side stays type-checked. Everything is prefixed `cafcurl_`
+// so it can never collide with another module that also imports libcurl.
+
+/// Initialises OpenSSL without its atexit handler, then libcurl, exactly once
+/// per process. Returns CURLE_OK or the error from curl_global_init.
+/// Why: OpenSSL's default atexit cleanup races with threads (our network
+/// thread) still using TLS at process exit; OPENSSL_INIT_NO_ATEXIT avoids it,
+/// and it must happen before curl_global_init initialises OpenSSL itself.
+CURLcode cafcurl_global_init_once(void);
+
+/// Why: curl_easy_setopt is variadic; this is its `long` flavour.
+CURLcode cafcurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+/// Why: curl_easy_setopt is variadic; this is its `curl_off_t` flavour (sizes).
+CURLcode cafcurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
+/// Why: curl_easy_setopt is variadic; this is its `char *` flavour (curl copies
+/// strings for every option we use except COPYPOSTFIELDS' size pairing).
+CURLcode cafcurl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
+/// Why: curl_easy_setopt is variadic; this is its opaque pointer flavour
+/// (userdata, PRIVATE, header lists, error buffer).
+CURLcode cafcurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
+
+/// Why: function-pointer options must be passed with their exact C type.
+CURLcode cafcurl_easy_setopt_write_function(CURL *handle, CURLoption option,
+                                            size_t (*function)(char *, size_t, size_t, void *));
+/// Why: CURLOPT_XFERINFOFUNCTION takes a pointer of this exact type.
+CURLcode cafcurl_easy_setopt_xferinfo_function(CURL *handle,
+                                               int (*function)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t));
+/// Why: CURLOPT_SSL_CTX_FUNCTION takes a pointer of this exact type.
+CURLcode cafcurl_easy_setopt_ssl_ctx_function(CURL *handle,
+                                              CURLcode (*function)(CURL *, void *, void *));
+
+/// Why: curl_easy_getinfo is variadic; `long` results.
+CURLcode cafcurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+/// Why: curl_easy_getinfo is variadic; `curl_off_t` results.
+CURLcode cafcurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
+/// Why: curl_easy_getinfo is variadic; `char *` results (owned by curl).
+CURLcode cafcurl_easy_getinfo_string(CURL *handle, CURLINFO info, char **value);
+/// Why: curl_easy_getinfo is variadic; opaque pointer results (CURLINFO_PRIVATE).
+CURLcode cafcurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
+
+/// Why: curl_multi_setopt is variadic; `long` flavour.
+CURLMcode cafcurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+/// Why: CURLMsg's `data` member is an anonymous union; reading it through a
+/// function keeps the Swift side independent of how the importer names it.
+CURLcode cafcurl_message_result(const CURLMsg *message);
+
+#endif

@@ -1,0 +1,137 @@
+import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// Notifications, state, copying, archiving, pause/resume and memory.
+final class LifecycleTests: OperationTestCase {
+    func testStateMovesReadyExecutingFinished() {
+        server.route("/s") { _ in [.wait(0.2), .head(status: 200, headers: [("Content-Length", "1")]), .body(Data("s".utf8)), .end] }
+        let operation = HTTPRequestOperation(request: request("/s"))
+        XCTAssertTrue(operation.isReady)
+        XCTAssertFalse(operation.isExecuting)
+        operation.start()
+        XCTAssertTrue(operation.isExecuting)
+        XCTAssertFalse(operation.isReady)
+        operation.start()  // an invalid second start is ignored
+        XCTAssertTrue(spin { operation.isFinished })
+        XCTAssertFalse(operation.isExecuting)
+    }
+
+    func testStartAndFinishNotificationsArriveOnMainQueue() {
+        server.respond("/n", body: Data("n".utf8))
+        let operation = HTTPRequestOperation(request: request("/n"))
+        var names: [Notification.Name] = []
+        let observers = [Notification.Name.AFNetworkingOperationDidStart, .AFNetworkingOperationDidFinish].map { name in
+            NotificationCenter.default.addObserver(forName: name, object: operation, queue: nil) { note in
+                XCTAssertTrue(Thread.isMainThread)
+                names.append(note.name)
+            }
+        }
+        defer { observers.forEach(NotificationCenter.default.removeObserver) }
+        run(operation)
+        XCTAssertTrue(spin { names.count == 2 })
+        XCTAssertEqual(names, [.AFNetworkingOperationDidStart, .AFNetworkingOperationDidFinish])
+    }
+
+    func testUserInfoAndSettingsAreKept() {
+        let operation = URLConnectionOperation(request: request("/x"))
+        operation.userInfo = ["key": "value"]
+        XCTAssertEqual(operation.userInfo["key"] as? String, "value")
+        XCTAssertTrue(operation.shouldUseCredentialStorage)
+        XCTAssertNil(operation.completionQueue)
+        XCTAssertNotNil(operation.outputStream, "a memory stream by default")
+    }
+
+    func testCopyIsFreshAndReadyWithSameSettings() {
+        server.respond("/copy", body: Data("c".utf8))
+        let original = HTTPRequestOperation(request: request("/copy"))
+        let queue = DispatchQueue(label: "q")
+        original.completionQueue = queue
+        original.responseSerializer.acceptableStatusCodes = IndexSet(integer: 299)
+        run(original)
+        let copy = original.copy() as! HTTPRequestOperation
+        XCTAssertFalse(copy === original)
+        XCTAssertTrue(copy.isReady)
+        XCTAssertNil(copy.response)
+        XCTAssertEqual(copy.request.url, original.request.url)
+        XCTAssertTrue(copy.completionQueue === queue)
+        XCTAssertEqual(copy.responseSerializer.acceptableStatusCodes, IndexSet(integer: 299))
+        XCTAssertFalse(copy.responseSerializer === original.responseSerializer)
+    }
+
+    func testSecureCodingRoundTripArchivesAsReady() throws {
+        server.respond("/code", headers: [("Content-Type", "text/plain")], body: Data("archived".utf8))
+        let operation = HTTPRequestOperation(request: request("/code"))
+        run(operation)
+        let archive = try NSKeyedArchiver.archivedData(withRootObject: operation, requiringSecureCoding: true)
+        let restored = try XCTUnwrap(NSKeyedUnarchiver.unarchivedObject(ofClass: HTTPRequestOperation.self, from: archive))
+        XCTAssertEqual(restored.request.url, operation.request.url)
+        XCTAssertEqual(restored.responseData, Data("archived".utf8))
+        XCTAssertEqual(restored.response?.statusCode, 200)
+
+        let pending = HTTPRequestOperation(request: request("/code"))
+        let pendingArchive = try NSKeyedArchiver.archivedData(withRootObject: pending, requiringSecureCoding: true)
+        let revived = try XCTUnwrap(NSKeyedUnarchiver.unarchivedObject(ofClass: HTTPRequestOperation.self, from: pendingArchive))
+        XCTAssertTrue(revived.isReady)
+        XCTAssertNil(run(revived).error)
+    }
+
+    func testPauseAndResumeContinuesWithRange() throws {
+        let body = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0) })
+        server.route("/big") { request in
+            if let range = request.headers.first(name: "range"), let start = Int(range.dropFirst(6).dropLast()) {
+                let rest = body[start...]
+                return [.head(status: 206, headers: [("Content-Length", "\(rest.count)"),
+                                                     ("Content-Range", "bytes \(start)-\(body.count - 1)/\(body.count)")]),
+                        .body(Data(rest)), .end]
+            }
+            return [.head(status: 200, headers: [("Content-Length", "\(body.count)"), ("ETag", "\"v1\"")]),
+                    .body(body[0..<10_000]), .wait(0.5), .body(body[10_000...]), .end]
+        }
+        let operation = HTTPRequestOperation(request: request("/big"))
+        var paused = false
+        operation.setDownloadProgressBlock { [weak operation] _, total, _ in
+            if !paused && total >= 10_000 { paused = true; operation?.pause() }
+        }
+        var finished = false
+        operation.setCompletionBlockWithSuccess({ _, _ in finished = true }, failure: { _, _ in finished = true })
+        operation.start()
+        XCTAssertTrue(spin { operation.isPaused })
+        XCTAssertEqual(operation.request.value(forHTTPHeaderField: "Range"), "bytes=10000-")
+        XCTAssertEqual(operation.request.value(forHTTPHeaderField: "If-Range"), "\"v1\"")
+        operation.resume()
+        XCTAssertTrue(spin { finished && operation.isFinished })
+        XCTAssertNil(operation.error)
+        XCTAssertEqual(operation.responseData, body)
+    }
+
+    func testCancelWhilePausedFinishes() {
+        server.route("/p") { _ in [.head(status: 200, headers: [("Content-Length", "10")]), .body(Data("12345".utf8)), .wait(30)] }
+        let operation = HTTPRequestOperation(request: request("/p"))
+        var failures = 0
+        operation.setCompletionBlockWithSuccess(nil, failure: { _, _ in failures += 1 })
+        operation.start()
+        operation.pause()
+        XCTAssertTrue(operation.isPaused)
+        operation.cancel()
+        XCTAssertTrue(spin { operation.isFinished && failures == 1 })
+        XCTAssertEqual((operation.error as NSError?)?.code, NSURLErrorCancelled)
+    }
+
+    func testOperationsAreReleasedAfterFinishing() {
+        server.respond("/weak", body: Data("w".utf8))
+        weak var weakOperation: HTTPRequestOperation?
+        do {
+            let operation = HTTPRequestOperation(request: request("/weak"))
+            operation.setCompletionBlockWithSuccess({ op, _ in _ = op.responseData }, failure: nil)
+            operation.completionBlock = { _ = operation.isFinished }  // a cycle 2.7 also breaks
+            weakOperation = operation
+            run(operation)
+            XCTAssertTrue(spin { operation.isFinished })
+        }
+        XCTAssertTrue(spin { weakOperation == nil }, "the finished operation was not deallocated")
+    }
+}

@@ -1,0 +1,186 @@
+import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// Foundation's OperationQueue on Linux honours the operations' KVO announcements.
+final class QueueBehaviourTests: OperationTestCase {
+    /// Records the order of events from any thread.
+    final class Log: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [String] = []
+        func add(_ item: String) { lock.lock(); items.append(item); lock.unlock() }
+        var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
+    }
+
+    func testMaxConcurrentOperationCountIsRespected() {
+        let lock = NSLock()
+        var inFlight = 0, peak = 0
+        server.route("/slow") { _ in
+            lock.lock(); inFlight += 1; peak = max(peak, inFlight); lock.unlock()
+            return [.wait(0.1), .head(status: 200, headers: [("Content-Length", "1")]), .body(Data("x".utf8)), .end]
+        }
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 2
+        let operations = (0..<8).map { _ -> HTTPRequestOperation in
+            let operation = HTTPRequestOperation(request: request("/slow"))
+            operation.completionQueue = DispatchQueue.global()
+            operation.setCompletionBlockWithSuccess({ _, _ in lock.lock(); inFlight -= 1; lock.unlock() }, failure: nil)
+            return operation
+        }
+        queue.addOperations(operations, waitUntilFinished: false)
+        XCTAssertTrue(spin(until: { operations.allSatisfy(\.isFinished) }, timeout: 20))
+        XCTAssertEqual(peak, 2)
+    }
+
+    func testDiamondDAGOfTwentyFinishesInTopologicalOrder() {
+        server.route("/n") { _ in [.wait(0.01), .head(status: 200, headers: [("Content-Length", "1")]), .body(Data("n".utf8)), .end] }
+        let log = Log()
+        // Layers 1-6-6-6-1: each node depends on every node of the layer above.
+        let layers = [1, 6, 6, 6, 1]
+        var built: [[HTTPRequestOperation]] = []
+        for (depth, width) in layers.enumerated() {
+            let layer = (0..<width).map { index -> HTTPRequestOperation in
+                let operation = HTTPRequestOperation(request: request("/n"))
+                operation.completionQueue = DispatchQueue.global()
+                operation.setCompletionBlockWithSuccess({ _, _ in log.add("\(depth).\(index)") }, failure: { _, _ in log.add("failed") })
+                built.last?.forEach { operation.addDependency($0) }
+                return operation
+            }
+            built.append(layer)
+        }
+        let all = built.flatMap { $0 }
+        XCTAssertEqual(all.count, 20)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 4
+        queue.addOperations(all.reversed(), waitUntilFinished: false)
+        XCTAssertTrue(spin(until: { all.allSatisfy(\.isFinished) }, timeout: 30))
+        let order = log.all
+        XCTAssertEqual(order.count, 20)
+        let depths = order.compactMap { Int($0.split(separator: ".")[0]) }
+        XCTAssertEqual(depths, depths.sorted(), "every node completes after all of its dependencies: \(order)")
+    }
+
+    func testDependentStartsOnlyAfterSuccessBlockReturned() {
+        server.respond("/first", body: Data("1".utf8))
+        let log = Log()
+        let first = HTTPRequestOperation(request: request("/first"))
+        first.completionQueue = DispatchQueue.global()
+        first.setCompletionBlockWithSuccess({ _, _ in
+            Thread.sleep(forTimeInterval: 0.2)
+            log.add("first-success-returned")
+        }, failure: nil)
+        let second = BlockOperation { log.add("second-started") }
+        second.addDependency(first)
+        let queue = OperationQueue()
+        queue.addOperations([first, second], waitUntilFinished: false)
+        XCTAssertTrue(spin(until: { second.isFinished }, timeout: 10))
+        XCTAssertEqual(log.all, ["first-success-returned", "second-started"])
+    }
+
+    func testWaitUntilFinishedOnMainThreadReturnsWithMainQueueCompletion() {
+        server.respond("/w", body: Data("w".utf8))
+        let operation = HTTPRequestOperation(request: request("/w"))
+        var successRan = false
+        operation.setCompletionBlockWithSuccess({ _, _ in successRan = true }, failure: nil)  // main queue
+        XCTAssertTrue(Thread.isMainThread)
+        operation.start()
+        operation.waitUntilFinished()
+        XCTAssertTrue(operation.isFinished)
+        XCTAssertTrue(successRan)
+    }
+
+    func testAddOperationsWaitUntilFinishedFromBackgroundThread() {
+        server.respond("/bg", body: Data("bg".utf8))
+        let operations = (0..<3).map { _ in HTTPRequestOperation(request: request("/bg")) }
+        operations.forEach { $0.completionQueue = DispatchQueue.global() }
+        let done = expectation(description: "waited")
+        DispatchQueue.global().async {
+            OperationQueue().addOperations(operations, waitUntilFinished: true)
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 10)
+        XCTAssertTrue(operations.allSatisfy { $0.isFinished && $0.responseString == "bg" })
+    }
+
+    func testQueuePriorityOrdersWaitingOperations() {
+        server.respond("/p", body: Data("p".utf8))
+        let log = Log()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.isSuspended = true
+        let priorities: [Operation.QueuePriority] = [.veryLow, .normal, .veryHigh, .low, .high]
+        for priority in priorities {
+            let operation = HTTPRequestOperation(request: request("/p"))
+            operation.queuePriority = priority
+            operation.completionQueue = DispatchQueue.global()
+            operation.setCompletionBlockWithSuccess({ _, _ in log.add("\(priority.rawValue)") }, failure: nil)
+            queue.addOperation(operation)
+        }
+        queue.isSuspended = false
+        XCTAssertTrue(spin(until: { log.all.count == 5 }, timeout: 10))
+        XCTAssertEqual(log.all, ["8", "4", "0", "-4", "-8"])
+    }
+
+    func testCompletionBlockRunsOnceOnCompletionQueueAfterSuccess() {
+        server.respond("/c", body: Data("c".utf8))
+        let log = Log()
+        let queue = DispatchQueue(label: "custom")
+        let key = DispatchSpecificKey<String>()
+        queue.setSpecific(key: key, value: "custom")
+        let operation = HTTPRequestOperation(request: request("/c"))
+        operation.completionQueue = queue
+        operation.setCompletionBlockWithSuccess({ _, _ in log.add("success:\(DispatchQueue.getSpecific(key: key) ?? "?")") }, failure: nil)
+        operation.completionBlock = { log.add("completion:\(DispatchQueue.getSpecific(key: key) ?? "?")") }
+        OperationQueue().addOperation(operation)
+        XCTAssertTrue(spin(until: { log.all.count == 2 }, timeout: 10))
+        XCTAssertEqual(log.all, ["success:custom", "completion:custom"])
+    }
+
+    func testCompletionGroupCoversSuccessBlock() {
+        server.respond("/g", body: Data("g".utf8))
+        let group = DispatchGroup()
+        let log = Log()
+        let operation = HTTPRequestOperation(request: request("/g"))
+        operation.completionGroup = group
+        operation.completionQueue = DispatchQueue.global()
+        operation.setCompletionBlockWithSuccess({ _, _ in Thread.sleep(forTimeInterval: 0.1); log.add("success") }, failure: nil)
+        OperationQueue().addOperation(operation)
+        XCTAssertTrue(spin(until: { operation.isFinished }, timeout: 10))
+        XCTAssertEqual(group.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(log.all, ["success"])
+    }
+
+    func testBatchReportsProgressThenCompletesAfterEveryOperation() {
+        server.respond("/b", body: Data("b".utf8))
+        let log = Log()
+        let operations = (0..<5).map { index -> HTTPRequestOperation in
+            let operation = HTTPRequestOperation(request: request("/b"))
+            operation.setCompletionBlockWithSuccess({ _, _ in log.add("op\(index)") }, failure: nil)
+            return operation
+        }
+        var progress: [Int] = []
+        var completed: [URLConnectionOperation]?
+        let batch = URLConnectionOperation.batch(ofRequestOperations: operations, progressBlock: { finished, total in
+            XCTAssertEqual(total, 5)
+            progress.append(finished)
+        }, completionBlock: { completed = $0 })
+        XCTAssertEqual(batch.count, 6)
+        XCTAssertEqual(batch.last?.dependencies.count, 5)
+        OperationQueue().addOperations(batch, waitUntilFinished: false)
+        XCTAssertTrue(spin(until: { completed != nil }, timeout: 15))
+        XCTAssertEqual(progress, [1, 2, 3, 4, 5])
+        XCTAssertEqual(log.all.count, 5, "every success block ran before the batch completion")
+        XCTAssertEqual(completed?.count, 5)
+    }
+
+    func testEmptyBatchCompletes() {
+        var completed: [URLConnectionOperation]?
+        let batch = URLConnectionOperation.batch(ofRequestOperations: [], progressBlock: nil, completionBlock: { completed = $0 })
+        OperationQueue().addOperations(batch, waitUntilFinished: false)
+        XCTAssertTrue(spin(until: { completed != nil }))
+        XCTAssertEqual(completed?.count, 0)
+    }
+}

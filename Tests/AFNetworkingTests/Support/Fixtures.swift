@@ -1,0 +1,178 @@
+import Foundation
+import XCTest
+
+/// Starts real servers (nginx, httpbin under gunicorn) on free loopback ports
+/// for interop tests. A missing binary fails the run under CI (CI=true) and
+/// skips the test, loudly, elsewhere.
+enum Fixtures {
+    static let isCI = ProcessInfo.processInfo.environment["CI"] == "true"
+
+    static func requireBinary(_ name: String, _ candidates: [String]) throws -> String {
+        for path in candidates where FileManager.default.isExecutableFile(atPath: path) { return path }
+        let message = "\(name) is not installed (looked in \(candidates.joined(separator: ", "))); run `make test` to install it"
+        if isCI {
+            XCTFail(message)
+            throw XCTSkip(message)
+        }
+        print("⚠️  SKIPPING: \(message)")
+        throw XCTSkip(message)
+    }
+
+    /// A port nothing listens on right now (bind to 0, read it, close).
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Waits (bounded) until something accepts TCP connections on `port`.
+    static func waitForPort(_ port: Int, timeout: TimeInterval = 15) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            close(fd)
+            if result == 0 { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    @discardableResult
+    static func run(_ path: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// nginx serving a generated document root over HTTP/1.1 and over TLS with
+/// HTTP/2, with a self-signed certificate for 127.0.0.1 / localhost.
+final class NginxFixture {
+    let directory: URL
+    let httpPort: Int
+    let httpsPort: Int
+    let certificatePath: String
+    private let process: Process
+
+    var httpURL: URL { URL(string: "http://127.0.0.1:\(httpPort)")! }
+    var httpsURL: URL { URL(string: "https://localhost:\(httpsPort)")! }
+    var accessLog: String { (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? "" }
+
+    init() throws {
+        let nginx = try Fixtures.requireBinary("nginx", ["/usr/sbin/nginx", "/usr/bin/nginx"])
+        let openssl = try Fixtures.requireBinary("openssl", ["/usr/bin/openssl"])
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-nginx-\(UUID().uuidString)")
+        let root = directory.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try Data(repeating: UInt8(ascii: "a"), count: 1024).write(to: root.appendingPathComponent("1k.bin"))
+        var big = Data(count: 4 * 1024 * 1024)
+        big.withUnsafeMutableBytes { buffer in
+            for index in 0..<buffer.count { buffer[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 9) }
+        }
+        try big.write(to: root.appendingPathComponent("4m.bin"))
+        try String(repeating: "hello gzip world ", count: 2000).write(to: root.appendingPathComponent("text.txt"), atomically: true, encoding: .utf8)
+
+        certificatePath = directory.appendingPathComponent("cert.pem").path
+        let keyPath = directory.appendingPathComponent("key.pem").path
+        try Fixtures.run(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650", "-subj", "/CN=localhost",
+                                   "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                                   "-keyout", keyPath, "-out", certificatePath])
+        httpPort = Fixtures.freePort()
+        httpsPort = Fixtures.freePort()
+        let config = """
+        worker_processes 1;
+        daemon off;
+        error_log \(directory.path)/error.log;
+        pid \(directory.path)/nginx.pid;
+        events { worker_connections 1024; }
+        http {
+            access_log \(directory.path)/access.log;
+            client_body_temp_path \(directory.path)/body;
+            proxy_temp_path \(directory.path)/proxy;
+            fastcgi_temp_path \(directory.path)/fastcgi;
+            uwsgi_temp_path \(directory.path)/uwsgi;
+            scgi_temp_path \(directory.path)/scgi;
+            keepalive_requests 1000000;
+            gzip on;
+            gzip_types text/plain;
+            gzip_min_length 100;
+            types { text/plain txt; application/octet-stream bin; }
+            server {
+                listen 127.0.0.1:\(httpPort);
+                root \(root.path);
+                location /status/ { return 500 "boom"; }
+            }
+            server {
+                listen 127.0.0.1:\(httpsPort) ssl http2;
+                ssl_certificate \(certificatePath);
+                ssl_certificate_key \(keyPath);
+                root \(root.path);
+            }
+        }
+        """
+        let configPath = directory.appendingPathComponent("nginx.conf")
+        try config.write(to: configPath, atomically: true, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: nginx)
+        process.arguments = ["-c", configPath.path, "-p", directory.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard Fixtures.waitForPort(httpPort), Fixtures.waitForPort(httpsPort) else {
+            process.terminate()
+            throw NSError(domain: "Fixtures", code: 1, userInfo: [NSLocalizedDescriptionKey: "nginx did not start: \(try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8) ?? "")"])
+        }
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// httpbin (Debian's python3-httpbin) under gunicorn on a free port.
+final class HTTPBinFixture {
+    let port: Int
+    private let process: Process
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    init() throws {
+        let gunicorn = try Fixtures.requireBinary("gunicorn", ["/usr/bin/gunicorn", "/usr/bin/gunicorn3"])
+        port = Fixtures.freePort()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: gunicorn)
+        process.arguments = ["--bind", "127.0.0.1:\(port)", "--workers", "2", "--log-level", "warning", "httpbin:app"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard Fixtures.waitForPort(port, timeout: 30) else {
+            process.terminate()
+            throw NSError(domain: "Fixtures", code: 2, userInfo: [NSLocalizedDescriptionKey: "httpbin did not start"])
+        }
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// An in-process HTTP/1.1 server on 127.0.0.1 for scripted cases: each route
+/// answers with a list of steps (head, body, pause, close), so tests can play
+/// slow bodies, stalls, dropped connections and odd replies over a real socket.
+final class ScriptedServer: @unchecked Sendable {
+    struct Request {
+        let method: String
+        let uri: String
+        let headers: HTTPHeaders
+        let body: Data
+    }
+
+    enum Step {
+        case head(status: Int, headers: [(String, String)])
+        case body(Data)
+        case wait(TimeInterval)
+        case end
+        /// Closes the connection without finishing the response.
+        case close
+    }
+
+    typealias Route = (Request) -> [Step]
+
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private var channel: Channel?
+    private let lock = NSLock()
+    private var routes: [String: Route] = [:]
+    private var _requests: [Request] = []
+    private var _connections = 0
+
+    private(set) var port = 0
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    init() throws {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { [weak self] channel in
+                guard let self else { return channel.eventLoop.makeSucceededVoidFuture() }
+                self.lock.lock(); self._connections += 1; self.lock.unlock()
+                return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: false).flatMap {
+                    channel.pipeline.addHandler(RouteHandler(server: self))
+                }
+            }
+        channel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()
+        port = channel?.localAddress?.port ?? 0
+    }
+
+    func shutdown() {
+        try? channel?.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    func route(_ path: String, _ route: @escaping Route) {
+        lock.lock(); routes[path] = route; lock.unlock()
+    }
+
+    /// Answers `path` with one complete response.
+    func respond(_ path: String, status: Int = 200, headers: [(String, String)] = [], body: Data = Data()) {
+        route(path) { _ in
+            [.head(status: status, headers: headers + [("Content-Length", "\(body.count)")]), .body(body), .end]
+        }
+    }
+
+    var requests: [Request] { lock.lock(); defer { lock.unlock() }; return _requests }
+    var connectionCount: Int { lock.lock(); defer { lock.unlock() }; return _connections }
+
+    fileprivate func steps(for request: Request) -> [Step] {
+        lock.lock()
+        _requests.append(request)
+        let path = String(request.uri.split(separator: "?", maxSplits: 1).first ?? "")
+        let route = routes[path] ?? routes[request.uri]
+        lock.unlock()
+        if let route { return route(request) }
+        return [.head(status: 404, headers: [("Content-Length", "0")]), .end]
+    }
+}
+
+private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let server: ScriptedServer
+    private var head: HTTPRequestHead?
+    private var body = Data()
+
+    init(server: ScriptedServer) { self.server = server }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let requestHead):
+            head = requestHead
+            body = Data()
+        case .body(var buffer):
+            if let bytes = buffer.readBytes(length: buffer.readableBytes) { body.append(contentsOf: bytes) }
+        case .end:
+            guard let head else { return }
+            let request = ScriptedServer.Request(method: head.method.rawValue, uri: head.uri, headers: head.headers, body: body)
+            let steps = server.steps(for: request)
+            play(steps[...], context: context, keepAlive: head.isKeepAlive)
+        }
+    }
+
+    private func play(_ steps: ArraySlice<ScriptedServer.Step>, context: ChannelHandlerContext, keepAlive: Bool) {
+        guard let step = steps.first else { return }
+        let rest = steps.dropFirst()
+        switch step {
+        case .head(let status, let headers):
+            var fields = HTTPHeaders(headers)
+            if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
+            let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: fields)
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            context.flush()
+            play(rest, context: context, keepAlive: keepAlive)
+        case .body(let data):
+            let buffer = context.channel.allocator.buffer(bytes: data)
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenComplete { _ in
+                self.play(rest, context: context, keepAlive: keepAlive)
+            }
+        case .wait(let seconds):
+            context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
+                self.play(rest, context: context, keepAlive: keepAlive)
+            }
+        case .end:
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+                if !keepAlive { context.close(promise: nil) }
+                self.play(rest, context: context, keepAlive: keepAlive)
+            }
+        case .close:
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// A TCP server that answers every connection with fixed bytes (no HTTP
+/// framing at all), then closes it or, with `nil`, stays silent forever.
+final class RawReplyServer: @unchecked Sendable {
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private var channel: Channel?
+    private(set) var port = 0
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    init(reply: Data?) throws {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.pipeline.addHandler(RawReplyHandler(reply: reply))
+            }
+        channel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()
+        port = channel?.localAddress?.port ?? 0
+    }
+
+    func shutdown() {
+        try? channel?.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+}
+
+private final class RawReplyHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    private let reply: Data?
+    private var answered = false
+
+    init(reply: Data?) { self.reply = reply }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !answered, let reply else { return }
+        answered = true
+        let buffer = context.channel.allocator.buffer(bytes: reply)
+        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in context.close(promise: nil) }
+    }
+}
