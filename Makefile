@@ -1,0 +1,32 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+SWIFT ?= swift
+SHELL := /bin/bash
+
+.PHONY: deps demo test stress bench clean
+
+deps:
+	@scripts/install-deps.sh
+
+## Builds the `afn` tool and runs it against a local nginx that the demo starts itself.
+demo: deps
+	$(SWIFT) build -c release --product afn
+	scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/afn"
+
+## Builds and runs every test (real servers over loopback), then the stress test under ThreadSanitizer.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	$(MAKE) stress
+
+## 2,000 operations, a third cancelled from other threads, under ThreadSanitizer.
+stress: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS="halt_on_error=1" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'StressTests|QueueBehaviourTests|LifecycleTests'
+
+## Release-build benchmarks against a C libcurl baseline and curl, on a local nginx.
+bench: deps
+	$(SWIFT) build -c release --product afn-bench
+	scripts/bench.sh "$$($(SWIFT) build -c release --show-bin-path)/afn-bench"
+
+clean:
+	rm -rf .build .build-tsan Benchmarks/C/baseline

@@ -1,0 +1,80 @@
+import AFNetworking
+import ArgumentParser
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `afn demo`: a batch with a small dependency graph, then a file download with
+/// a progress bar, then a report.
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the demo scenario against a local server.")
+
+    @Option(help: "Base URL of a server with users.json, posts.json, comments.json, likes.json and archive.bin.") var base: String
+    @Option(help: "Where to store the downloaded archive.") var output: String
+
+    func run() throws {
+        guard let baseURL = URL(string: base) else { throw ValidationError("bad base URL: \(base)") }
+        setlinebuf(stdout)
+        let started = Date()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 4
+
+        print("1. A batch of four requests with a dependency graph: users → posts → {comments, likes}")
+        let names = ["users", "posts", "comments", "likes"]
+        let log = Log()
+        let operations = names.map { name -> HTTPRequestOperation in
+            let operation = HTTPRequestOperation(request: URLRequest(url: baseURL.appendingPathComponent("\(name).json")))
+            operation.completionQueue = callbackQueue
+            operation.setCompletionBlockWithSuccess({ op, _ in
+                log.add("   ✓ \(name).json  \(op.response?.statusCode ?? 0)  \(op.responseData?.count ?? 0) bytes")
+            }, failure: { _, error in
+                log.add("   ✗ \(name).json  \(error.localizedDescription)")
+            })
+            return operation
+        }
+        operations[1].addDependency(operations[0])
+        operations[2].addDependency(operations[1])
+        operations[3].addDependency(operations[1])
+        let batchDone = DispatchSemaphore(value: 0)
+        let batch = URLConnectionOperation.batch(ofRequestOperations: operations, progressBlock: { finished, total in
+            log.add("   batch progress \(finished)/\(total)")
+        }, completionBlock: { _ in batchDone.signal() })
+        queue.addOperations(batch, waitUntilFinished: false)
+        // The batch completion is delivered on the main queue: serve it while waiting.
+        while batchDone.wait(timeout: .now()) == .timedOut {
+            RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
+        }
+        log.flush()
+        let batchTime = Date().timeIntervalSince(started)
+
+        print("2. A download to a file through outputStream, with progress on stderr")
+        let downloadStart = Date()
+        let download = HTTPRequestOperation(request: URLRequest(url: baseURL.appendingPathComponent("archive.bin")))
+        download.completionQueue = callbackQueue
+        download.outputStream = OutputStream(toFileAtPath: output, append: false)
+        let bar = ProgressBar(label: "   archive.bin")
+        download.setDownloadProgressBlock { _, total, expected in bar.update(total, of: expected) }
+        queue.addOperation(download)
+        download.waitUntilFinished()
+        bar.finish()
+        let downloadTime = Date().timeIntervalSince(downloadStart)
+        let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+
+        print("3. Report")
+        let failures = (operations + [download]).filter { $0.error != nil }
+        print(String(format: "   batch: %d requests in %.0f ms (dependency order respected)", operations.count, batchTime * 1000))
+        print(String(format: "   download: %.1f MiB in %.2f s = %.1f MiB/s, written to %@", Double(size) / 1_048_576, downloadTime,
+                     Double(size) / 1_048_576 / max(downloadTime, 0.001), output))
+        print("   failures: \(failures.count)")
+        if !failures.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// Lines printed in the order they were produced, from any queue.
+final class Log: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func add(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
+    func flush() { lock.lock(); lines.forEach { print($0) }; lines.removeAll(); lock.unlock() }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the system packages a make target needs (Debian). As root it runs
+# apt-get; otherwise it prints the exact command and stops.
+set -euo pipefail
+
+packages=(libcurl4-openssl-dev libssl-dev openssl gzip nginx-light python3-httpbin gunicorn)
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        # nginx-light, nginx-core or nginx-full all provide the nginx binary.
+        if [[ "$package" == nginx-light ]] && command -v nginx >/dev/null 2>&1; then continue; fi
+        missing+=("$package")
+    fi
+done
+
+if ((${#missing[@]} == 0)); then
+    exit 0
+fi
+
+command="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+if [[ $(id -u) -eq 0 ]]; then
+    echo "==> installing: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # The Debian package starts a system nginx on port 80; the project's fixtures
+    # start their own on free ports, so the system one is not needed.
+    if command -v service >/dev/null 2>&1; then service nginx stop >/dev/null 2>&1 || true; fi
+else
+    echo "Missing system packages: ${missing[*]}" >&2
+    echo "Run as root:  sudo sh -c '$command'" >&2
+    exit 1
+fi
