@@ -1,1 +1,114 @@
-print("bench placeholder")
+import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// The Swift side of `make bench`: the same workloads as Benchmarks/C/baseline.c,
+// through HTTPRequestOperation on an OperationQueue. One line of key=value
+// figures per run, parsed by scripts/bench.sh.
+//
+//   afn-bench s1 URL COUNT CONCURRENCY
+//   afn-bench s2 URL COUNT
+//   afn-bench s3 URL FILE
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+func peakRSSMiB() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_maxrss) / 1024
+}
+
+let callbacks = DispatchQueue(label: "bench.callbacks", attributes: .concurrent)
+
+func throughput(_ url: URL, count: Int, concurrency: Int) -> Int32 {
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = concurrency
+    // The harness wakes the main thread once, at the end, so that its own
+    // cost stays out of the figures (the C baseline has no such cost either).
+    let done = DispatchSemaphore(value: 0)
+    let lock = NSLock()
+    var failures = 0, finished = 0
+    func record(failed: Bool) {
+        lock.lock()
+        finished += 1
+        if failed { failures += 1 }
+        let last = finished == count
+        lock.unlock()
+        if last { done.signal() }
+    }
+    let request = URLRequest(url: url)
+    let started = Date(), cpu0 = cpuSeconds()
+    var operations: [Operation] = []
+    operations.reserveCapacity(count)
+    for _ in 0..<count {
+        let operation = HTTPRequestOperation(request: request)
+        operation.completionQueue = callbacks
+        operation.setCompletionBlockWithSuccess({ _, _ in record(failed: false) }, failure: { _, _ in record(failed: true) })
+        operations.append(operation)
+    }
+    queue.addOperations(operations, waitUntilFinished: false)
+    done.wait()
+    let wall = Date().timeIntervalSince(started), cpu = cpuSeconds() - cpu0
+    print(String(format: "requests=%d failed=%d wall=%.3f req_per_s=%.0f cpu_s=%.3f", count, failures, wall, Double(count) / wall, cpu))
+    return failures == 0 ? 0 : 1
+}
+
+func latency(_ url: URL, count: Int) -> Int32 {
+    var samples: [Double] = []
+    samples.reserveCapacity(count)
+    var failures = 0
+    let request = URLRequest(url: url)
+    let done = DispatchSemaphore(value: 0)
+    for _ in 0..<count {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let operation = HTTPRequestOperation(request: request)
+        operation.completionQueue = callbacks
+        operation.setCompletionBlockWithSuccess({ _, _ in done.signal() }, failure: { _, _ in failures += 1; done.signal() })
+        operation.start()
+        done.wait()
+        samples.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1000)
+    }
+    samples.sort()
+    print(String(format: "requests=%d failed=%d p50_us=%.1f p99_us=%.1f", count, failures, samples[count / 2], samples[count * 99 / 100]))
+    return failures == 0 ? 0 : 1
+}
+
+func download(_ url: URL, to path: String) -> Int32 {
+    let operation = HTTPRequestOperation(request: URLRequest(url: url))
+    operation.completionQueue = callbacks
+    operation.outputStream = OutputStream(toFileAtPath: path, append: false)
+    let done = DispatchSemaphore(value: 0)
+    operation.setCompletionBlockWithSuccess({ _, _ in done.signal() }, failure: { _, _ in done.signal() })
+    let started = Date()
+    operation.start()
+    done.wait()
+    let wall = Date().timeIntervalSince(started)
+    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    print(String(format: "bytes=%d wall=%.3f mb_per_s=%.1f peak_rss_mib=%.1f failed=%d", size, wall,
+                 Double(size) / wall / 1_000_000, peakRSSMiB(), operation.error == nil ? 0 : 1))
+    return operation.error == nil ? 0 : 1
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4, let url = URL(string: arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY | s2 URL COUNT | s3 URL FILE\n".utf8))
+    exit(2)
+}
+switch arguments[1] {
+case "s1" where arguments.count >= 5:
+    exit(throughput(url, count: Int(arguments[3]) ?? 20_000, concurrency: Int(arguments[4]) ?? 8))
+case "s2":
+    exit(latency(url, count: Int(arguments[3]) ?? 2_000))
+case "s3":
+    exit(download(url, to: arguments[3]))
+default:
+    FileHandle.standardError.write(Data("unknown scenario \(arguments[1])\n".utf8))
+    exit(2)
+}

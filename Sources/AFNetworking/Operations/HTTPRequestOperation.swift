@@ -73,7 +73,7 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         serializationLock.lock()
         defer { serializationLock.unlock() }
         let (cached, ready, serializer, response, data) = locked {
-            (serialized, isDelivering && transportError == nil, _responseSerializer, _response, responseData)
+            (serialized, isDelivering && transportError == nil, _responseSerializer, materializedResponse(), responseData)
         }
         if let cached { return cached }
         guard ready else { return nil }
@@ -93,22 +93,39 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         }
         let queue = effectiveCompletionQueue
         let group = effectiveCompletionGroup
+        // Parsing happens off the network thread and off the main thread: on
+        // the caller's own completion queue when it is not the main queue
+        // (saving a thread hop), else on the shared processing queue.
+        let parsesOnCompletionQueue = queue !== DispatchQueue.main
+        let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
         group.enter()
-        CompletionDefaults.processingQueue.async { [self] in
+        workQueue.async { [self] in
             let outcome: Result<Any?, Error>
             if let transportError = transportError {
                 outcome = .failure(transportError)
             } else {
                 outcome = serializeIfNeeded() ?? .success(nil)
             }
+            let deliver: (() -> Void)?
             switch outcome {
             case .success(let object) where success != nil:
-                queue.async { success?(self, object); done(); group.leave() }
+                deliver = { success?(self, object) }
             case .failure(let error) where failure != nil:
-                queue.async { failure?(self, error); done(); group.leave() }
+                deliver = { failure?(self, error) }
             default:
+                deliver = nil
+            }
+            guard let deliver else {
                 done()
                 group.leave()
+                return
+            }
+            if parsesOnCompletionQueue {
+                deliver()
+                done()
+                group.leave()
+            } else {
+                queue.async { deliver(); done(); group.leave() }
             }
         }
     }

@@ -18,7 +18,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     private var state = OperationState.ready
     private var _request: URLRequest
-    var _response: URLResponse?
+    /// The response head as received; `_response` is built from it on demand.
+    var receivedResponse: ReceivedResponse?
+    private var _response: URLResponse?
     private var _error: Error?
     private var _responseData: Data?
     private var _responseString: String?
@@ -72,7 +74,15 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     }
 
     /// The last response received, set once the response head has arrived.
-    public var response: URLResponse? { locked { _response } }
+    public var response: URLResponse? { locked { materializedResponse() } }
+
+    /// Builds the `HTTPURLResponse` on first use. Call with `lock` held.
+    func materializedResponse() -> URLResponse? {
+        if _response == nil, let received = receivedResponse {
+            _response = received.makeHTTPURLResponse()
+        }
+        return _response
+    }
 
     /// The transport's outcome alone, before any response serialization.
     var transportError: Error? { locked { _error } }
@@ -88,7 +98,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// `responseData` decoded with `responseStringEncoding`.
     public var responseString: String? {
         locked {
-            if _responseString == nil, _response != nil, let data = _responseData {
+            if _responseString == nil, materializedResponse() != nil, let data = _responseData {
                 _responseString = String(data: data, encoding: responseStringEncoding)
             }
             return _responseString
@@ -97,7 +107,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// The encoding named by the response's Content-Type charset, else UTF-8.
     public var responseStringEncoding: String.Encoding {
-        let name = locked { _response?.textEncodingName }
+        let name = locked { materializedResponse()?.textEncodingName }
         return name.flatMap(StringEncodingNames.encoding(forIANAName:)) ?? .utf8
     }
 
@@ -412,10 +422,11 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     func isCurrent(_ transfer: Transfer) -> Bool { locked { currentTransfer === transfer } }
 
-    func transferDidReceive(_ transfer: Transfer, response: HTTPURLResponse) {
+    func transferDidReceive(_ transfer: Transfer, response: ReceivedResponse) {
         locked {
             guard currentTransfer === transfer else { return }
-            _response = response
+            receivedResponse = response
+            _response = nil
         }
     }
 
@@ -442,7 +453,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         totalBytesRead += Int64(bytes.count)
         let total = totalBytesRead
         let progress = downloadProgress
-        let expected = _response?.expectedContentLength ?? -1
+        let expected = receivedResponse?.expectedContentLength ?? -1
         let count = bytes.count
         lock.unlock()
         if let progress {
@@ -458,7 +469,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// The transfer is over (or never ran): record the outcome once, then hand
     /// over to `deliverCompletion`, which finishes the operation.
-    func transferDidEnd(response: HTTPURLResponse?, error: NSError?) {
+    func transferDidEnd(response: ReceivedResponse?, error: NSError?) {
         lock.lock()
         guard !isDelivering, state != .finished else {
             lock.unlock()
@@ -466,7 +477,10 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         }
         isDelivering = true
         currentTransfer = nil
-        if let response { _response = response }
+        if let response {
+            receivedResponse = response
+            _response = nil
+        }
         _error = error
         if let sink = memorySink {
             _responseData = sink
@@ -500,7 +514,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     open override var description: String {
         locked {
-            "<\(type(of: self)): \(Unmanaged.passUnretained(self).toOpaque()), state: \(state.keyPath), cancelled: \(isCancelled ? "YES" : "NO") request: \(_request), response: \(String(describing: _response))>"
+            "<\(type(of: self)): \(Unmanaged.passUnretained(self).toOpaque()), state: \(state.keyPath), cancelled: \(isCancelled ? "YES" : "NO") request: \(_request), response: \(String(describing: materializedResponse()))>"
         }
     }
 
@@ -536,6 +550,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     func restore(response: URLResponse?, error: Error?, responseData: Data?, totalBytesRead: Int64, finished: Bool) {
         locked {
             _response = response
+            receivedResponse = nil
             _error = error
             _responseData = responseData
             self.totalBytesRead = totalBytesRead
@@ -553,7 +568,7 @@ final class TransferSink: TransferDelegate {
 
     init(_ operation: URLConnectionOperation) { self.operation = operation }
 
-    func transfer(_ transfer: Transfer, didReceiveResponse response: HTTPURLResponse) {
+    func transfer(_ transfer: Transfer, didReceiveResponse response: ReceivedResponse) {
         operation.transferDidReceive(transfer, response: response)
     }
 
@@ -565,7 +580,7 @@ final class TransferSink: TransferDelegate {
         operation.transferDidSend(transfer, bytes: bytesSent, total: totalBytesSent, expected: totalBytesExpected)
     }
 
-    func transfer(_ transfer: Transfer, didCompleteWithResponse response: HTTPURLResponse?, error: NSError?) {
+    func transfer(_ transfer: Transfer, didCompleteWithResponse response: ReceivedResponse?, error: NSError?) {
         guard operation.isCurrent(transfer) else { return }
         operation.transferDidEnd(response: response, error: error)
     }

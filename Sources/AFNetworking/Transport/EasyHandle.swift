@@ -1,4 +1,5 @@
 import CAFCurl
+import Foundation
 
 /// Owns one libcurl easy handle and the C memory that must outlive it (the
 /// header list). Typed, throwing setters replace curl's variadic setopt.
@@ -8,24 +9,43 @@ import CAFCurl
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// False for a handle taken from the pool. curl keeps a used handle's
+    /// receive buffer across `curl_easy_reset` and refuses CURLOPT_BUFFERSIZE
+    /// once it exists, so the size is set on fresh handles only (they all use
+    /// the same size).
+    let isFresh: Bool
 
+    /// A handle from the pool (reset to defaults) or a new one.
     init() throws {
         try cafcurl_global_init_once().check("global initialisation")
-        guard let handle = curl_easy_init() else {
+        if let pooled = EasyHandle.pool.take() {
+            curl_easy_reset(pooled)
+            raw = pooled
+            isFresh = false
+        } else if let handle = curl_easy_init() {
+            raw = handle
+            isFresh = true
+        } else {
             throw CurlOptionError(code: CURLE_FAILED_INIT, what: "a new easy handle")
         }
-        raw = handle
     }
 
-    /// Frees the handle. Called by the network thread after the handle has left
-    /// the multi handle, never from a `deinit`, so no curl callback can re-enter.
+    /// Gives the handle back. Called by the network thread after the handle has
+    /// left the multi handle, never from a `deinit`, so no curl callback can
+    /// re-enter. Pooled handles keep curl's buffers and caches warm; the reset
+    /// happens when the next request takes one, off the network thread.
     func cleanup() {
-        curl_easy_cleanup(raw)
         if let list = headerList {
             curl_slist_free_all(list)
             headerList = nil
         }
+        if !EasyHandle.pool.put(raw) {
+            curl_easy_cleanup(raw)
+        }
     }
+
+    /// Idle easy handles shared by all transfers.
+    private static let pool = HandlePool(capacity: 64)
 
     func set(_ option: CURLoption, _ value: Int) throws {
         try cafcurl_easy_setopt_long(raw, option, value).check("option \(option.rawValue) = \(value)")
@@ -76,5 +96,32 @@ final class EasyHandle {
         var value: UnsafeMutablePointer<CChar>?
         guard cafcurl_easy_getinfo_string(raw, key, &value) == CURLE_OK, let value else { return nil }
         return String(cString: value)
+    }
+}
+
+/// A small lock-protected stack of idle easy handles.
+private final class HandlePool: @unchecked Sendable {
+    private let lock = NSLock()
+    private var handles: [UnsafeMutableRawPointer] = []
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        handles.reserveCapacity(capacity)
+    }
+
+    func take() -> UnsafeMutableRawPointer? {
+        lock.lock()
+        defer { lock.unlock() }
+        return handles.popLast()
+    }
+
+    /// False when the pool is full: the caller frees the handle.
+    func put(_ handle: UnsafeMutableRawPointer) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard handles.count < capacity else { return false }
+        handles.append(handle)
+        return true
     }
 }

@@ -48,6 +48,9 @@ final class NetworkEngine: @unchecked Sendable {
     // MARK: - Network thread
 
     private func run() {
+        // Threads inherit the creator's OS-level name; set ours for debuggers,
+        // perf and `top -H`.
+        Thread.current.name = "AFNetworking"
         var running: Int32 = 0
         while true {
             drainInbox()

@@ -33,7 +33,7 @@ extension Transfer {
         // (gzip, deflate, br, zstd) and decodes the body transparently.
         try easy.set(CURLOPT_ACCEPT_ENCODING, "")
         try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        try easy.set(CURLOPT_BUFFERSIZE, 64 * 1024)
+        if easy.isFresh { try easy.set(CURLOPT_BUFFERSIZE, 64 * 1024) }
 
         try configureTLS()
         try configureMethodAndBody(request)

@@ -32,7 +32,7 @@ final class Transfer {
     /// Monotonic time of the last byte moved, for the idle timeout.
     private(set) var lastActivity = DispatchTime.now().uptimeNanoseconds
     private var head = ResponseHead()
-    private var deliveredResponse: HTTPURLResponse?
+    private var deliveredResponse: ReceivedResponse?
     /// The request body stream, opened by `configure()` and read by curl.
     var bodyStream: InputStream?
     private var lastReportedUpload: Int64 = 0
@@ -133,10 +133,14 @@ final class Transfer {
 
     // MARK: - Response
 
-    private func makeResponse() -> HTTPURLResponse? {
+    private func makeResponse() -> ReceivedResponse? {
+        guard let requestURL = options.request.url else { return nil }
         let status = easy.info(long: CURLINFO_RESPONSE_CODE)
-        let fallback = options.request.url ?? URL(fileURLWithPath: "/")
-        let url = easy.info(string: CURLINFO_EFFECTIVE_URL).flatMap { URL(string: $0) } ?? fallback
-        return HTTPURLResponse(url: url, statusCode: status, httpVersion: head.httpVersion, headerFields: head.headerFields)
+        var url = requestURL
+        // Parse the effective URL only when curl followed a redirect.
+        if easy.info(long: CURLINFO_REDIRECT_COUNT) > 0, let effective = easy.info(string: CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) {
+            url = effective
+        }
+        return ReceivedResponse(url: url, statusCode: status, statusLine: head.statusLine, fields: head.rawFields)
     }
 }
