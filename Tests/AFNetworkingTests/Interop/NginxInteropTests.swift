@@ -1,0 +1,120 @@
+import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// Against a real nginx on loopback: plain files, gzip, keep-alive, TLS and HTTP/2.
+final class NginxInteropTests: OperationTestCase {
+    private static var nginx: NginxFixture?
+    private static var startError: Error?
+
+    override class func setUp() {
+        super.setUp()
+        do { nginx = try NginxFixture() } catch { startError = error }
+    }
+
+    override class func tearDown() {
+        nginx?.stop()
+        nginx = nil
+        super.tearDown()
+    }
+
+    private func fixture() throws -> NginxFixture {
+        if let nginx = Self.nginx { return nginx }
+        if let skip = Self.startError as? XCTSkip { throw skip }
+        XCTFail("nginx fixture failed: \(String(describing: Self.startError))")
+        throw XCTSkip("nginx unavailable")
+    }
+
+    private func fetch(_ url: URL, configure: (HTTPRequestOperation) -> Void = { _ in }) -> (HTTPRequestOperation, Outcome) {
+        var request = URLRequest(url: url)
+        request.timeoutInterval = 10
+        let operation = HTTPRequestOperation(request: request)
+        configure(operation)
+        return (operation, run(operation))
+    }
+
+    func testStaticFileOverHTTP11() throws {
+        let nginx = try fixture()
+        let (operation, outcome) = fetch(nginx.httpURL.appendingPathComponent("1k.bin"))
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.responseData?.count, 1024)
+        XCTAssertEqual(operation.response?.value(forHTTPHeaderField: "Content-Length"), "1024")
+        XCTAssertNotNil(operation.response?.value(forHTTPHeaderField: "ETag"))
+        XCTAssertTrue(operation.response?.value(forHTTPHeaderField: "Server")?.hasPrefix("nginx") ?? false)
+    }
+
+    func testLargeFileToFileStream() throws {
+        let nginx = try fixture()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("afn-4m-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (operation, outcome) = fetch(nginx.httpURL.appendingPathComponent("4m.bin")) {
+            $0.outputStream = OutputStream(toFileAtPath: path, append: false)
+        }
+        XCTAssertNil(outcome.error)
+        XCTAssertNil(operation.responseData)
+        let expected = FileManager.default.contents(atPath: nginx.directory.appendingPathComponent("www/4m.bin").path)
+        XCTAssertEqual(FileManager.default.contents(atPath: path), expected)
+    }
+
+    func testGzipFromNginxIsDecoded() throws {
+        let nginx = try fixture()
+        let (operation, outcome) = fetch(nginx.httpURL.appendingPathComponent("text.txt"))
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.response?.value(forHTTPHeaderField: "Content-Encoding"), "gzip")
+        XCTAssertEqual(operation.responseString, String(repeating: "hello gzip world ", count: 2000))
+    }
+
+    func testNotFoundFailsValidationWith404Response() throws {
+        let nginx = try fixture()
+        let (operation, outcome) = fetch(nginx.httpURL.appendingPathComponent("missing"))
+        XCTAssertEqual(outcome.error?.code, NSURLErrorBadServerResponse)
+        XCTAssertEqual(operation.response?.statusCode, 404)
+    }
+
+    func testServerErrorStatus() throws {
+        let nginx = try fixture()
+        let (operation, outcome) = fetch(nginx.httpURL.appendingPathComponent("status/x"))
+        XCTAssertNotNil(outcome.error)
+        XCTAssertEqual(operation.response?.statusCode, 500)
+        XCTAssertEqual(operation.responseString, "boom")
+    }
+
+    func testDefaultPolicyRejectsSelfSignedCertificate() throws {
+        let nginx = try fixture()
+        let (_, outcome) = fetch(nginx.httpsURL.appendingPathComponent("1k.bin"))
+        XCTAssertEqual(outcome.error?.domain, NSURLErrorDomain)
+        XCTAssertTrue([NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasUnknownRoot].contains(outcome.error?.code ?? 0),
+                      "\(String(describing: outcome.error))")
+        XCTAssertFalse(nginx.accessLog.contains("/1k.bin HTTP/2"), "no request may reach a server the policy rejected")
+    }
+
+    func testHTTP2OverTLSWhenTheServerOffersIt() throws {
+        let nginx = try fixture()
+        let (operation, outcome) = fetch(nginx.httpsURL.appendingPathComponent("1k.bin")) {
+            let policy = SecurityPolicy(pinningMode: .none)
+            policy.allowInvalidCertificates = true
+            policy.validatesDomainName = false
+            $0.securityPolicy = policy
+        }
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.responseData?.count, 1024)
+        XCTAssertTrue(nginx.accessLog.contains("\"GET /1k.bin HTTP/2.0\""), nginx.accessLog)
+    }
+
+    func testConcurrentRequestsShareConnections() throws {
+        let nginx = try fixture()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 4
+        let operations = (0..<40).map { _ -> HTTPRequestOperation in
+            let operation = HTTPRequestOperation(request: URLRequest(url: nginx.httpURL.appendingPathComponent("1k.bin")))
+            operation.completionQueue = DispatchQueue.global()
+            return operation
+        }
+        queue.addOperations(operations, waitUntilFinished: false)
+        XCTAssertTrue(spin(until: { operations.allSatisfy(\.isFinished) }, timeout: 20))
+        XCTAssertTrue(operations.allSatisfy { $0.error == nil && $0.responseData?.count == 1024 })
+    }
+}
