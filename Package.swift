@@ -17,9 +17,15 @@ let package = Package(
             name: "CAFCurl",
             linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
+        // Typed, prefixed wrappers around the OpenSSL calls Swift cannot use directly
+        // (macros, STACK_OF, pointer-advancing d2i/i2d, verify callbacks).
+        .target(
+            name: "CAFOpenSSL",
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+        ),
         .target(
             name: "AFNetworking",
-            dependencies: ["CAFCurl"]
+            dependencies: ["CAFCurl", "CAFOpenSSL"]
         ),
         .executableTarget(
             name: "afn",
@@ -40,7 +46,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            resources: [.copy("Security/Resources")]
         ),
     ],
     swiftLanguageModes: [.v5]

@@ -1,13 +1,139 @@
 import Foundation
 
-/// TEMPORARY minimal policy until the OpenSSL evaluation lands.
-public enum SSLPinningMode: Int { case none, publicKey, certificate }
-
-open class SecurityPolicy: NSObject {
-    public static func `default`() -> SecurityPolicy { SecurityPolicy(pinningMode: .none) }
-    public init(pinningMode: SSLPinningMode) { sslPinningMode = pinningMode }
+/// Evaluates a server's certificate chain against the trust store, the host
+/// name and, optionally, pinned certificates or public keys
+/// (AFNetworking 2.7's `AFSecurityPolicy`).
+///
+/// The decision order and its quirks are 2.7's; see
+/// `evaluate(_:forDomain:)`. Certificates are DER `Data`; OpenSSL does the
+/// chain building and checking.
+open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying {
+    /// How the chain is pinned. Defaults to `.none`.
     public private(set) var sslPinningMode: SSLPinningMode
-    public var pinnedCertificates: [Data]?
-    public var allowInvalidCertificates = false
-    public var validatesDomainName = true
+
+    /// The DER certificates used for pinning. Duplicates are removed, first
+    /// occurrence kept. `init(pinningMode:)` fills it from the main bundle
+    /// (see `DefaultPinnedCertificates`); `default()` leaves it `nil`.
+    public var pinnedCertificates: [Data]? {
+        didSet {
+            pinnedCertificates = pinnedCertificates.map(SecurityPolicy.removingDuplicates)
+            pins.update(certificates: pinnedCertificates, hashes: pinnedPublicKeyHashes)
+        }
+    }
+
+    /// Extra public-key pins for `.publicKey` mode, beyond 2.7: SPKI SHA-256
+    /// hashes written `sha256/BASE64` (as OkHttp does). Listing backup pins
+    /// (keys not deployed yet) lets a key be rotated without an app update; one
+    /// match anywhere in the built chain is enough. Malformed entries never match.
+    public var pinnedPublicKeyHashes: Set<String> = [] {
+        didSet { pins.update(certificates: pinnedCertificates, hashes: pinnedPublicKeyHashes) }
+    }
+
+    /// Whether to accept a chain the trust store does not trust, or one that
+    /// is expired. Defaults to `false`.
+    public var allowInvalidCertificates: Bool = false
+
+    /// Whether to check the leaf against the domain passed to
+    /// `evaluateServerTrust(_:forDomain:)`. Defaults to `true`.
+    public var validatesDomainName: Bool = true
+
+    /// Parsed forms of the pins, rebuilt whenever the properties above change.
+    let pins = PinSnapshotBox()
+
+    /// The policy AFNetworking uses unless told otherwise: no pinning, invalid
+    /// certificates refused, domain names validated, no pinned certificates.
+    public static func `default`() -> SecurityPolicy {
+        SecurityPolicy(mode: .none)
+    }
+
+    /// A policy with `pinningMode` whose `pinnedCertificates` are the `.cer`
+    /// files directly inside `Bundle.main.resourceURL` — on Linux, for a plain
+    /// executable, the directory that contains the executable — possibly none,
+    /// never `nil`.
+    public init(pinningMode: SSLPinningMode) {
+        sslPinningMode = pinningMode
+        super.init()
+        setPinnedCertificates(DefaultPinnedCertificates.load())
+    }
+
+    /// A policy with `pinningMode` pinning `withPinnedCertificates` (DER).
+    public convenience init(pinningMode: SSLPinningMode, withPinnedCertificates pinnedCertificates: [Data]) {
+        self.init(mode: pinningMode)
+        setPinnedCertificates(pinnedCertificates)
+    }
+
+    /// Same as `default()`: 2.7's plain `init` (no pinning, no pinned certificates).
+    public override convenience init() {
+        self.init(mode: .none)
+    }
+
+    /// The designated initializer that does not touch the bundle.
+    init(mode: SSLPinningMode) {
+        sslPinningMode = mode
+        super.init()
+    }
+
+    /// Sets the pinned certificates through the observer (which Swift skips for
+    /// assignments made directly inside an initializer).
+    private func setPinnedCertificates(_ certificates: [Data]?) {
+        pinnedCertificates = certificates
+    }
+
+    /// 2.7's NSOrderedSet behaviour: drop repeated certificates, keep the order.
+    private static func removingDuplicates(_ certificates: [Data]) -> [Data] {
+        var seen = Set<Data>()
+        return certificates.filter { seen.insert($0).inserted }
+    }
+
+    // MARK: NSSecureCoding
+
+    /// `true`: a policy decodes with `decodeObject(of:forKey:)`.
+    public static var supportsSecureCoding: Bool { true }
+
+    /// Decodes what `encode(with:)` wrote, under 2.7's keys.
+    public required convenience init?(coder: NSCoder) {
+        let rawMode = (coder.decodeObject(of: NSNumber.self, forKey: CodingKey.pinningMode))?.uintValue ?? 0
+        self.init(mode: SSLPinningMode(rawValue: rawMode) ?? .none)
+        allowInvalidCertificates = coder.decodeBool(forKey: CodingKey.allowInvalidCertificates)
+        validatesDomainName = coder.decodeBool(forKey: CodingKey.validatesDomainName)
+        let certificates = coder.decodeObject(of: [NSArray.self, NSData.self], forKey: CodingKey.pinnedCertificates)
+        setPinnedCertificates((certificates as? [NSData])?.map { Data(referencing: $0) }
+            ?? (certificates as? [Data]))
+        let hashes = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: CodingKey.pinnedPublicKeyHashes)
+        pinnedPublicKeyHashes = Set((hashes as? [String]) ?? [])
+    }
+
+    /// Encodes the mode, both flags, the pinned certificates and the hash pins.
+    open func encode(with coder: NSCoder) {
+        coder.encode(NSNumber(value: sslPinningMode.rawValue), forKey: CodingKey.pinningMode)
+        coder.encode(allowInvalidCertificates, forKey: CodingKey.allowInvalidCertificates)
+        coder.encode(validatesDomainName, forKey: CodingKey.validatesDomainName)
+        if let pinnedCertificates {
+            coder.encode(pinnedCertificates.map { NSData(data: $0) } as NSArray, forKey: CodingKey.pinnedCertificates)
+        }
+        coder.encode(pinnedPublicKeyHashes.sorted().map { NSString(string: $0) } as NSArray,
+                     forKey: CodingKey.pinnedPublicKeyHashes)
+    }
+
+    /// Archive keys; the first four are 2.7's.
+    private enum CodingKey {
+        static let pinningMode = "SSLPinningMode"
+        static let allowInvalidCertificates = "allowInvalidCertificates"
+        static let validatesDomainName = "validatesDomainName"
+        static let pinnedCertificates = "pinnedCertificates"
+        static let pinnedPublicKeyHashes = "pinnedPublicKeyHashes"
+    }
+
+    // MARK: NSCopying
+
+    /// An independent `SecurityPolicy` with the same settings. Subclasses that
+    /// add state override this and copy it too.
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = SecurityPolicy(mode: sslPinningMode)
+        copy.allowInvalidCertificates = allowInvalidCertificates
+        copy.validatesDomainName = validatesDomainName
+        copy.setPinnedCertificates(pinnedCertificates)
+        copy.pinnedPublicKeyHashes = pinnedPublicKeyHashes
+        return copy
+    }
 }

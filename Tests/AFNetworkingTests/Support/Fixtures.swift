@@ -139,7 +139,7 @@ final class NginxFixture {
         try process.run()
         guard Fixtures.waitForPort(httpPort), Fixtures.waitForPort(httpsPort) else {
             process.terminate()
-            throw NSError(domain: "Fixtures", code: 1, userInfo: [NSLocalizedDescriptionKey: "nginx did not start: \(try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8) ?? "")"])
+            throw NSError(domain: "Fixtures", code: 1, userInfo: [NSLocalizedDescriptionKey: "nginx did not start: \((try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? "")"])
         }
     }
 

@@ -1,0 +1,137 @@
+import Foundation
+
+extension SecurityPolicy {
+    /// Longest chain a server may present; real chains have 2–5 certificates.
+    static let maximumChainLength = 32
+
+    /// Whether `trust` should be accepted for `domain` (2.7's
+    /// `evaluateServerTrust:forDomain:`). `nil` domain: the host is not checked.
+    public func evaluateServerTrust(_ trust: ServerTrust, forDomain domain: String?) -> Bool {
+        if case .success = evaluate(trust, forDomain: domain) { return true }
+        return false
+    }
+
+    /// Whether `trust` should be accepted, without checking any host name.
+    @available(*, deprecated, renamed: "evaluateServerTrust(_:forDomain:)")
+    public func evaluateServerTrust(_ trust: ServerTrust) -> Bool {
+        evaluateServerTrust(trust, forDomain: nil)
+    }
+
+    /// Evaluates `trust` for `domain` and says why it was refused.
+    ///
+    /// The order is AFNetworking 2.7's:
+    /// 1. A chain that is empty, too long or holds a certificate that is not
+    ///    well-formed DER is refused (`.malformedCertificate`); 2.7 could not
+    ///    even build a `SecTrustRef` from one.
+    /// 2. With a domain, `allowInvalidCertificates` and `validatesDomainName`,
+    ///    pinning is required: mode `.none` or no pins is refused
+    ///    (`.domainValidationRequiresPinning`).
+    /// 3. The chain is verified against the trust anchors (the system store
+    ///    or `trust.anchorCertificates`) for TLS server use and the domain when
+    ///    `validatesDomainName`, as a plain X.509 chain otherwise.
+    /// 4. Mode `.none`: accepted if `allowInvalidCertificates` or step 3 passed.
+    /// 5. Otherwise a failed step 3 refuses unless `allowInvalidCertificates`.
+    /// 6. `.certificate`: the chain is verified again with the pinned
+    ///    certificates as the only anchors (host and dates still checked), and
+    ///    a certificate of the chain built in step 3 must be pinned.
+    /// 7. `.publicKey`: a public key of the chain built in step 3 must be the
+    ///    key of a pinned certificate or match `pinnedPublicKeyHashes`. Note
+    ///    that, as in 2.7, with `allowInvalidCertificates` this mode checks
+    ///    neither the host nor the dates.
+    public func evaluate(_ trust: ServerTrust, forDomain domain: String?) -> Result<Void, SecurityPolicyError> {
+        let presented: [Certificate]
+        switch SecurityPolicy.parseChain(trust.certificates) {
+        case .success(let certificates): presented = certificates
+        case .failure(let error): return .failure(error)
+        }
+        // parseChain guarantees at least one certificate.
+        guard let leaf = presented.first else { return .failure(SecurityPolicyError(.malformedCertificate)) }
+        let intermediates = Array(presented.dropFirst())
+
+        let pins = self.pins.current
+        let hasPins = pins.pinnedCertificateCount > 0
+            || (sslPinningMode == .publicKey && !pins.publicKeyDigests.isEmpty)
+        if domain != nil, allowInvalidCertificates, validatesDomainName, sslPinningMode == .none || !hasPins {
+            return .failure(SecurityPolicyError(.domainValidationRequiresPinning,
+                                                detail: "validating the domain of an untrusted certificate requires pinning"))
+        }
+
+        let host = validatesDomainName ? domain : nil
+        let verifyAgainst = { (store: TrustStore) in
+            ChainVerifier.verify(leaf: leaf, intermediates: intermediates, store: store,
+                                 at: trust.verificationDate, sslServer: self.validatesDomainName, host: host)
+        }
+        if sslPinningMode == .none && allowInvalidCertificates {
+            return .success(())
+        }
+        guard let anchors = SecurityPolicy.trustStore(for: trust) else {
+            return .failure(SecurityPolicyError(.invalidChain, detail: "the trust store could not be loaded"))
+        }
+        let verification = verifyAgainst(anchors)
+        if let failure = verification.failure, !allowInvalidCertificates {
+            return .failure(failure)
+        }
+
+        switch sslPinningMode {
+        case .none:
+            return .success(())
+        case .certificate:
+            guard let pinStore = TrustStore.anchored(by: pins.anchors) else {
+                return .failure(SecurityPolicyError(.invalidChain, detail: "the pinned anchors could not be loaded"))
+            }
+            if var failure = verifyAgainst(pinStore).failure {
+                // Not reaching a pinned certificate is a pin mismatch, not an unknown root.
+                if failure.reason == .untrustedRoot { failure.reason = .pinMismatch }
+                return .failure(failure)
+            }
+            let pinnedInChain = verification.chain.contains { certificate in
+                certificate.derData.map(pins.certificateDERs.contains) ?? false
+            }
+            return pinnedInChain
+                ? .success(())
+                : .failure(SecurityPolicyError(.pinMismatch, detail: "no certificate of the chain is pinned"))
+        case .publicKey:
+            let pinnedKeyInChain = verification.chain.contains { certificate in
+                guard let key = certificate.subjectPublicKeyInfo else { return false }
+                if pins.publicKeys.contains(key) { return true }
+                guard !pins.publicKeyDigests.isEmpty, let digest = PublicKeyPins.sha256(key) else { return false }
+                return pins.publicKeyDigests.contains(digest)
+            }
+            return pinnedKeyInChain
+                ? .success(())
+                : .failure(SecurityPolicyError(.pinMismatch, detail: "no public key of the chain is pinned"))
+        }
+    }
+
+    /// Parses the presented chain, refusing it whole if any part is bad.
+    static func parseChain(_ ders: [Data]) -> Result<[Certificate], SecurityPolicyError> {
+        guard !ders.isEmpty else {
+            return .failure(SecurityPolicyError(.malformedCertificate, detail: "the server presented no certificate"))
+        }
+        guard ders.count <= maximumChainLength else {
+            return .failure(SecurityPolicyError(.malformedCertificate,
+                                                detail: "the server presented \(ders.count) certificates"))
+        }
+        var certificates: [Certificate] = []
+        for (index, der) in ders.enumerated() {
+            guard let certificate = Certificate(der: der) else {
+                return .failure(SecurityPolicyError(.malformedCertificate,
+                                                    detail: "certificate \(index) is not a well-formed DER certificate"))
+            }
+            certificates.append(certificate)
+        }
+        return .success(certificates)
+    }
+
+    /// The given anchors (unparseable ones ignored), or the system store.
+    static func trustStore(for trust: ServerTrust) -> TrustStore? {
+        guard let anchorDERs = trust.anchorCertificates else { return TrustStore.system() }
+        return TrustStore.anchored(by: anchorDERs.compactMap(Certificate.init(der:)))
+    }
+
+    /// The `sha256/BASE64` pin of a DER certificate's public key, for filling
+    /// `pinnedPublicKeyHashes`; `nil` if `certificate` is not a DER certificate.
+    public static func publicKeyHash(forCertificate certificate: Data) -> String? {
+        Certificate(der: certificate)?.subjectPublicKeyInfo.flatMap(PublicKeyPins.pin(forSubjectPublicKeyInfo:))
+    }
+}

@@ -1,0 +1,70 @@
+import CAFOpenSSL
+import Foundation
+
+/// An owned OpenSSL `X509_STORE`: the set of trust anchors a chain is verified against.
+final class TrustStore {
+    /// The owned `X509_STORE*`.
+    let handle: OpaquePointer
+    /// Whether a non-self-signed anchor may end a chain. Explicit anchors behave
+    /// like `SecTrustSetAnchorCertificates` (any listed certificate is trusted as
+    /// is); the system store keeps OpenSSL's default of requiring a root.
+    let acceptsPartialChains: Bool
+
+    private init(handle: OpaquePointer, acceptsPartialChains: Bool) {
+        self.handle = handle
+        self.acceptsPartialChains = acceptsPartialChains
+    }
+
+    deinit {
+        cafssl_store_free(handle)
+    }
+
+    /// A store holding exactly `anchors`; `nil` if OpenSSL cannot allocate.
+    static func anchored(by anchors: [Certificate]) -> TrustStore? {
+        cafssl_init()
+        guard let handle = cafssl_store_new(0) else { return nil }
+        let store = TrustStore(handle: handle, acceptsPartialChains: true)
+        for anchor in anchors {
+            // A duplicate anchor is harmless; only allocation failures matter, and
+            // those surface later as an untrusted chain.
+            _ = cafssl_store_add_cert(handle, anchor.handle)
+        }
+        return store
+    }
+
+    /// OpenSSL's default store (`/etc/ssl/certs` and the default bundle, or what
+    /// `SSL_CERT_FILE` / `SSL_CERT_DIR` name). Loading a bundle file parses every
+    /// certificate in it, so the store is shared and only rebuilt when those
+    /// variables change; X509_STORE is safe to use from several threads at once.
+    static func system() -> TrustStore? {
+        let key = SystemStoreKey.current()
+        systemLock.lock()
+        defer { systemLock.unlock() }
+        if let cached = systemCache, cached.key == key {
+            return cached.store
+        }
+        cafssl_init()
+        guard let handle = cafssl_store_new(1) else { return nil }
+        let store = TrustStore(handle: handle, acceptsPartialChains: false)
+        systemCache = (key, store)
+        return store
+    }
+
+    private static let systemLock = NSLock()
+    nonisolated(unsafe) private static var systemCache: (key: SystemStoreKey, store: TrustStore)?
+}
+
+/// The environment that decides what OpenSSL's default store contains.
+private struct SystemStoreKey: Equatable {
+    var certFile: String?
+    var certDirectory: String?
+
+    static func current() -> SystemStoreKey {
+        // getenv, like OpenSSL itself, so a variable set at run time is seen.
+        SystemStoreKey(certFile: variable("SSL_CERT_FILE"), certDirectory: variable("SSL_CERT_DIR"))
+    }
+
+    private static func variable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+}

@@ -1,0 +1,258 @@
+#include "CAFOpenSSL.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
+
+/* Every function below that may fail brackets its work with ERR_set_mark /
+ * ERR_pop_to_mark: these helpers can run inside a TLS handshake, and stray
+ * entries on the thread's error queue would make libssl misreport the
+ * connection's own state. */
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init_openssl(void) {
+    OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_SSL_STRINGS
+                     | OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL);
+}
+
+void cafssl_init(void) {
+    pthread_once(&init_once, init_openssl);
+}
+
+struct x509_st *cafssl_cert_from_der(const uint8_t *der, size_t length) {
+    if (der == NULL || length == 0 || length > (size_t)LONG_MAX) {
+        return NULL;
+    }
+    ERR_set_mark();
+    const unsigned char *cursor = der;
+    X509 *cert = d2i_X509(NULL, &cursor, (long)length);
+    /* A certificate followed by anything else is not one certificate. */
+    if (cert != NULL && cursor != der + length) {
+        X509_free(cert);
+        cert = NULL;
+    }
+    ERR_pop_to_mark();
+    return cert;
+}
+
+void cafssl_cert_free(struct x509_st *cert) {
+    X509_free(cert);
+}
+
+long cafssl_cert_to_der(const struct x509_st *cert, uint8_t *buffer, size_t capacity) {
+    if (cert == NULL) {
+        return -1;
+    }
+    ERR_set_mark();
+    int needed = i2d_X509(cert, NULL);
+    if (needed > 0 && buffer != NULL && capacity >= (size_t)needed) {
+        unsigned char *cursor = buffer;
+        needed = i2d_X509(cert, &cursor);
+    }
+    ERR_pop_to_mark();
+    return needed > 0 ? needed : -1;
+}
+
+long cafssl_cert_spki_to_der(const struct x509_st *cert, uint8_t *buffer, size_t capacity) {
+    if (cert == NULL) {
+        return -1;
+    }
+    const X509_PUBKEY *key = X509_get_X509_PUBKEY(cert);
+    if (key == NULL) {
+        return -1;
+    }
+    ERR_set_mark();
+    int needed = i2d_X509_PUBKEY(key, NULL);
+    if (needed > 0 && buffer != NULL && capacity >= (size_t)needed) {
+        unsigned char *cursor = buffer;
+        needed = i2d_X509_PUBKEY(key, &cursor);
+    }
+    ERR_pop_to_mark();
+    return needed > 0 ? needed : -1;
+}
+
+int cafssl_sha256(const uint8_t *data, size_t length, uint8_t out[32]) {
+    if ((data == NULL && length > 0) || out == NULL) {
+        return 0;
+    }
+    static const uint8_t empty = 0;
+    unsigned int written = 0;
+    ERR_set_mark();
+    int ok = EVP_Digest(data != NULL ? data : &empty, length, out, &written, EVP_sha256(), NULL);
+    ERR_pop_to_mark();
+    return ok == 1 && written == 32;
+}
+
+struct x509_store_st *cafssl_store_new(int load_system_defaults) {
+    ERR_set_mark();
+    X509_STORE *store = X509_STORE_new();
+    if (store != NULL && load_system_defaults) {
+        /* A missing default file or directory is not fatal: the store is then
+         * simply empty and every chain comes out untrusted. */
+        (void)X509_STORE_set_default_paths(store);
+    }
+    ERR_pop_to_mark();
+    return store;
+}
+
+int cafssl_store_add_cert(struct x509_store_st *store, struct x509_st *cert) {
+    if (store == NULL || cert == NULL) {
+        return 0;
+    }
+    ERR_set_mark();
+    int ok = X509_STORE_add_cert(store, cert);
+    ERR_pop_to_mark();
+    return ok == 1;
+}
+
+void cafssl_store_free(struct x509_store_st *store) {
+    X509_STORE_free(store);
+}
+
+struct stack_st_X509 *cafssl_stack_new(void) {
+    return sk_X509_new_null();
+}
+
+int cafssl_stack_push(struct stack_st_X509 *stack, struct x509_st *cert) {
+    if (stack == NULL || cert == NULL || X509_up_ref(cert) != 1) {
+        return 0;
+    }
+    if (sk_X509_push(stack, cert) <= 0) {
+        X509_free(cert);
+        return 0;
+    }
+    return 1;
+}
+
+int cafssl_stack_count(const struct stack_st_X509 *stack) {
+    return stack == NULL ? 0 : sk_X509_num(stack);
+}
+
+struct x509_st *cafssl_stack_get_owned(const struct stack_st_X509 *stack, int index) {
+    if (stack == NULL || index < 0 || index >= sk_X509_num(stack)) {
+        return NULL;
+    }
+    X509 *cert = sk_X509_value(stack, index);
+    if (cert == NULL || X509_up_ref(cert) != 1) {
+        return NULL;
+    }
+    return cert;
+}
+
+void cafssl_stack_free(struct stack_st_X509 *stack) {
+    sk_X509_pop_free(stack, X509_free);
+}
+
+static cafssl_verify_kind classify(int code) {
+    switch (code) {
+    case X509_V_OK:
+        return CAFSSL_VERIFY_OK;
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+        return CAFSSL_VERIFY_EXPIRED;
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+        return CAFSSL_VERIFY_NOT_YET_VALID;
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_CERT_UNTRUSTED:
+    case X509_V_ERR_CERT_REJECTED:
+        return CAFSSL_VERIFY_UNTRUSTED;
+    case X509_V_ERR_ERROR_IN_CERT_NOT_BEFORE_FIELD:
+    case X509_V_ERR_ERROR_IN_CERT_NOT_AFTER_FIELD:
+    case X509_V_ERR_UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY:
+    case X509_V_ERR_UNABLE_TO_DECRYPT_CERT_SIGNATURE:
+        return CAFSSL_VERIFY_MALFORMED;
+    default:
+        return CAFSSL_VERIFY_INVALID;
+    }
+}
+
+/* Remembers the first failure and tells OpenSSL to carry on, so that the
+ * chain is built as far as possible and the most fundamental error wins. */
+static int record_first_error(int ok, X509_STORE_CTX *ctx) {
+    if (!ok) {
+        cafssl_verify_result *result = X509_STORE_CTX_get_ex_data(ctx, 0);
+        if (result != NULL && result->code == X509_V_OK) {
+            result->code = X509_STORE_CTX_get_error(ctx);
+            result->depth = X509_STORE_CTX_get_error_depth(ctx);
+        }
+    }
+    return 1;
+}
+
+int cafssl_verify(struct x509_store_st *store, struct x509_st *leaf,
+                  struct stack_st_X509 *untrusted, int64_t at_time,
+                  int ssl_server, int partial_chain,
+                  cafssl_verify_result *result, struct stack_st_X509 **built_chain) {
+    if (store == NULL || leaf == NULL || result == NULL) {
+        return 0;
+    }
+    result->code = X509_V_OK;
+    result->depth = -1;
+    result->kind = CAFSSL_VERIFY_OK;
+    if (built_chain != NULL) {
+        *built_chain = NULL;
+    }
+
+    ERR_set_mark();
+    X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+    int ran = 0;
+    if (ctx != NULL && X509_STORE_CTX_init(ctx, store, leaf, untrusted) == 1) {
+        X509_STORE_CTX_set_ex_data(ctx, 0, result);
+        X509_STORE_CTX_set_verify_cb(ctx, record_first_error);
+        if (ssl_server) {
+            X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER);
+        }
+        if (partial_chain) {
+            X509_STORE_CTX_set_flags(ctx, X509_V_FLAG_PARTIAL_CHAIN);
+        }
+        if (at_time >= 0) {
+            X509_STORE_CTX_set_time(ctx, 0, (time_t)at_time);
+        }
+        int verified = X509_verify_cert(ctx);
+        /* Failures that bypass the callback (allocation, internal) still count. */
+        if (verified <= 0 && result->code == X509_V_OK) {
+            int code = X509_STORE_CTX_get_error(ctx);
+            result->code = code != X509_V_OK ? code : X509_V_ERR_UNSPECIFIED;
+            result->depth = X509_STORE_CTX_get_error_depth(ctx);
+        }
+        result->kind = classify(result->code);
+        if (built_chain != NULL) {
+            *built_chain = X509_STORE_CTX_get1_chain(ctx);
+        }
+        ran = 1;
+    }
+    X509_STORE_CTX_free(ctx);
+    ERR_pop_to_mark();
+    return ran;
+}
+
+const char *cafssl_verify_error_string(int code) {
+    return X509_verify_cert_error_string(code);
+}
+
+int cafssl_check_host(const struct x509_st *cert, const char *name) {
+    if (cert == NULL || name == NULL || name[0] == '\0') {
+        return -1;
+    }
+    ERR_set_mark();
+    /* -2 means "not an IP literal": only then is the name a DNS name. */
+    int matched = X509_check_ip_asc((X509 *)cert, name, 0);
+    if (matched == -2) {
+        matched = X509_check_host((X509 *)cert, name, strlen(name),
+                                  X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS, NULL);
+    }
+    ERR_pop_to_mark();
+    return matched == 1 ? 1 : (matched == 0 ? 0 : -1);
+}

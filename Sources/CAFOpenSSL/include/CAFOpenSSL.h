@@ -1,0 +1,99 @@
+#ifndef CAFOPENSSL_H
+#define CAFOPENSSL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* OpenSSL types are only forward-declared: Swift sees them as OpaquePointer and
+ * never has to import (and type-check) the whole OpenSSL header set. */
+struct x509_st;
+struct x509_store_st;
+struct stack_st_X509;
+
+/* Coarse classification of an X509_V_ERR_* code; keeps OpenSSL's many macro
+ * constants on the C side. */
+typedef enum {
+    CAFSSL_VERIFY_OK = 0,
+    CAFSSL_VERIFY_EXPIRED = 1,
+    CAFSSL_VERIFY_NOT_YET_VALID = 2,
+    CAFSSL_VERIFY_UNTRUSTED = 3,
+    CAFSSL_VERIFY_MALFORMED = 4,
+    CAFSSL_VERIFY_INVALID = 5,
+} cafssl_verify_kind;
+
+/* Outcome of one chain verification. */
+typedef struct {
+    int code;   /* first X509_V_ERR_* seen, 0 (X509_V_OK) when none */
+    int depth;  /* chain depth of that error, -1 when none */
+    cafssl_verify_kind kind;
+} cafssl_verify_result;
+
+/* Loads error strings once, without registering an atexit handler that could
+ * tear OpenSSL down under threads still verifying at process exit. */
+void cafssl_init(void);
+
+/* d2i_X509 advances a pointer-to-pointer; this also rejects trailing bytes. */
+struct x509_st *cafssl_cert_from_der(const uint8_t *der, size_t length);
+
+/* Frees a certificate from cafssl_cert_from_der or cafssl_stack_get_owned; NULL is fine. */
+void cafssl_cert_free(struct x509_st *cert);
+
+/* i2d_X509 writes through a pointer-to-pointer; this gives a two-call
+ * "ask length, then copy" API. Returns the DER length, or -1. */
+long cafssl_cert_to_der(const struct x509_st *cert, uint8_t *buffer, size_t capacity);
+
+/* Same two-call API for the SubjectPublicKeyInfo, which needs
+ * X509_get_X509_PUBKEY + i2d_X509_PUBKEY. Returns the DER length, or -1. */
+long cafssl_cert_spki_to_der(const struct x509_st *cert, uint8_t *buffer, size_t capacity);
+
+/* SHA-256 through EVP (Foundation on Linux has no digest API). Returns 1 on success. */
+int cafssl_sha256(const uint8_t *data, size_t length, uint8_t out[32]);
+
+/* X509_STORE_new, optionally with X509_STORE_set_default_paths (which reads
+ * SSL_CERT_FILE / SSL_CERT_DIR at call time). Returns NULL on failure. */
+struct x509_store_st *cafssl_store_new(int load_system_defaults);
+
+/* Adds a trust anchor; the store takes its own reference. Returns 1 on success. */
+int cafssl_store_add_cert(struct x509_store_st *store, struct x509_st *cert);
+
+/* Frees a store; NULL is fine. */
+void cafssl_store_free(struct x509_store_st *store);
+
+/* STACK_OF(X509) is a macro family Swift cannot call. */
+struct stack_st_X509 *cafssl_stack_new(void);
+
+/* Pushes a certificate, taking a new reference to it. Returns 1 on success. */
+int cafssl_stack_push(struct stack_st_X509 *stack, struct x509_st *cert);
+
+/* Number of certificates in a stack (0 for NULL). */
+int cafssl_stack_count(const struct stack_st_X509 *stack);
+
+/* Certificate at index with a new reference (free with cafssl_cert_free), or NULL. */
+struct x509_st *cafssl_stack_get_owned(const struct stack_st_X509 *stack, int index);
+
+/* Frees a stack and releases every certificate in it; NULL is fine. */
+void cafssl_stack_free(struct stack_st_X509 *stack);
+
+/* Builds and verifies a chain with X509_STORE_CTX. A verify callback records
+ * the first error and lets OpenSSL go on, so the chain comes back as complete
+ * as it could be built even when it is not trusted (pinning needs it).
+ *   at_time < 0       : now
+ *   ssl_server        : check the TLS server purpose (EKU) as well
+ *   partial_chain     : a non-self-signed anchor ends the chain
+ *   built_chain (out) : the chain as built, leaf first; free with cafssl_stack_free
+ * Returns 1 when verification ran (see *result), 0 on an internal failure. */
+int cafssl_verify(struct x509_store_st *store, struct x509_st *leaf,
+                  struct stack_st_X509 *untrusted, int64_t at_time,
+                  int ssl_server, int partial_chain,
+                  cafssl_verify_result *result, struct stack_st_X509 **built_chain);
+
+/* Static English text for an X509_V_ERR_* code. */
+const char *cafssl_verify_error_string(int code);
+
+/* RFC 6125 name check of a leaf: IP literals against IP SANs only, DNS names
+ * against DNS SANs (single left-most wildcard label), the CN only when there is
+ * no DNS SAN. `name` must be NUL-terminated without brackets.
+ * Returns 1 match, 0 mismatch, -1 error. */
+int cafssl_check_host(const struct x509_st *cert, const char *name);
+
+#endif

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# make bench: a local nginx, the C libcurl baseline, curl, and afn-bench,
+# run alternately; medians and ratios printed by scripts/bench.py.
+set -euo pipefail
+BENCH="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+source "$here/nginx-fixture.sh"
+
+gcc -O2 -o "$root/Benchmarks/C/baseline" "$root/Benchmarks/C/baseline.c" -lcurl
+
+dir=$(mktemp -d /tmp/afn-bench.XXXXXX)
+nginx_start "$dir"
+head -c 1024 /dev/urandom >"$dir/www/1k.bin"
+echo "==> creating the 512 MiB file for S3"
+head -c $((512 * 1024 * 1024)) /dev/zero >"$dir/www/512m.bin"
+
+python3 "$here/bench.py" \
+    --baseline "$root/Benchmarks/C/baseline" --swift "$BENCH" \
+    --url "http://127.0.0.1:$NGINX_PORT" --scratch "$dir" \
+    --runs "${BENCH_RUNS:-5}"
