@@ -69,3 +69,7 @@ CURLMcode cafcurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value
 CURLcode cafcurl_message_result(const CURLMsg *message) {
     return message->data.result;
 }
+
+CURLSHcode cafcurl_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {
+    return curl_share_setopt(share, option, value);
+}

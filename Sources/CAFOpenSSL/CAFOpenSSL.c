@@ -256,3 +256,47 @@ int cafssl_check_host(const struct x509_st *cert, const char *name) {
     ERR_pop_to_mark();
     return matched == 1 ? 1 : (matched == 0 ? 0 : -1);
 }
+
+/* ---- Inside the TLS handshake ---- */
+
+void cafssl_ctx_set_verify_callback(void *ssl_ctx,
+                                    int (*callback)(struct x509_store_ctx_st *store_ctx, void *arg),
+                                    void *arg) {
+    SSL_CTX_set_cert_verify_callback((SSL_CTX *)ssl_ctx, callback, arg);
+}
+
+/* The untrusted stack of a client-side handshake holds what the server sent,
+ * normally leaf included; the leaf is reported once, first. */
+static X509 *peer_at(X509_STORE_CTX *store_ctx, int index) {
+    X509 *leaf = X509_STORE_CTX_get0_cert(store_ctx);
+    if (leaf == NULL) return NULL;
+    if (index == 0) return leaf;
+    STACK_OF(X509) *sent = X509_STORE_CTX_get0_untrusted(store_ctx);
+    int seen = 0;
+    for (int i = 0; i < sk_X509_num(sent); i++) {
+        X509 *cert = sk_X509_value(sent, i);
+        if (X509_cmp(cert, leaf) == 0) continue;
+        if (++seen == index) return cert;
+    }
+    return NULL;
+}
+
+int cafssl_store_ctx_peer_count(struct x509_store_ctx_st *store_ctx) {
+    int count = 0;
+    while (peer_at(store_ctx, count) != NULL) count++;
+    return count;
+}
+
+long cafssl_store_ctx_peer_der(struct x509_store_ctx_st *store_ctx, int index, uint8_t *buffer, size_t capacity) {
+    X509 *cert = peer_at(store_ctx, index);
+    return cert == NULL ? -1 : cafssl_cert_to_der(cert, buffer, capacity);
+}
+
+void cafssl_store_ctx_reject(struct x509_store_ctx_st *store_ctx) {
+    X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_APPLICATION_VERIFICATION);
+}
+
+const char *cafssl_store_ctx_server_name(struct x509_store_ctx_st *store_ctx) {
+    SSL *ssl = X509_STORE_CTX_get_ex_data(store_ctx, SSL_get_ex_data_X509_STORE_CTX_idx());
+    return ssl == NULL ? NULL : SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+}

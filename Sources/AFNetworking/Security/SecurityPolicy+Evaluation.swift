@@ -33,7 +33,7 @@ extension SecurityPolicy {
     /// 5. Otherwise a failed step 3 refuses unless `allowInvalidCertificates`.
     /// 6. `.certificate`: the chain is verified again with the pinned
     ///    certificates as the only anchors (host and dates still checked), and
-    ///    a certificate of the chain built in step 3 must be pinned.
+    ///    a certificate of the chain built that way must be pinned.
     /// 7. `.publicKey`: a public key of the chain built in step 3 must be the
     ///    key of a pinned certificate or match `pinnedPublicKeyHashes`. Note
     ///    that, as in 2.7, with `allowInvalidCertificates` this mode checks
@@ -79,12 +79,16 @@ extension SecurityPolicy {
             guard let pinStore = TrustStore.anchored(by: pins.anchors) else {
                 return .failure(SecurityPolicyError(.invalidChain, detail: "the pinned anchors could not be loaded"))
             }
-            if var failure = verifyAgainst(pinStore).failure {
+            let pinnedVerification = verifyAgainst(pinStore)
+            if var failure = pinnedVerification.failure {
                 // Not reaching a pinned certificate is a pin mismatch, not an unknown root.
                 if failure.reason == .untrustedRoot { failure.reason = .pinMismatch }
                 return .failure(failure)
             }
-            let pinnedInChain = verification.chain.contains { certificate in
+            // As 2.7 reads the trust's chain after re-evaluating it with the pinned
+            // anchors: the chain built up to a pinned certificate, which is where a
+            // pinned private root appears (the system store never built it).
+            let pinnedInChain = pinnedVerification.chain.contains { certificate in
                 certificate.derData.map(pins.certificateDERs.contains) ?? false
             }
             return pinnedInChain

@@ -23,6 +23,8 @@ enum TransportErrors {
                 return failure as NSError
             case .bodyStreamFailed(let failure):
                 return make(NSURLErrorRequestBodyStreamExhausted, url: url, underlying: failure.map { $0 as NSError })
+            case .certificateRejected(let rejection):
+                return rejection.nsError(failingURL: url)
             }
         }
         let underlying = NSError(domain: curlErrorDomain, code: Int(code.rawValue), userInfo: [

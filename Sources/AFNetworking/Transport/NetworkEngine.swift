@@ -20,6 +20,7 @@ final class NetworkEngine: @unchecked Sendable {
     // Network thread only from here on.
     private var active: [ObjectIdentifier: Transfer] = [:]
     private var drained: [Command] = []
+    private let partitions = ConnectionPartitions()
 
     private init() {
         let initResult = cafcurl_global_init_once()
@@ -80,17 +81,27 @@ final class NetworkEngine: @unchecked Sendable {
     }
 
     private func add(_ transfer: Transfer) {
+        var failure: Error?
+        do {
+            try partitions.attach(transfer)
+            let status = curl_multi_add_handle(multi, transfer.easy.raw)
+            if status != CURLM_OK {
+                partitions.detach(transfer)
+                failure = CurlOptionError(code: CURLE_FAILED_INIT, what: "the transfer (CURLMcode \(status.rawValue))")
+            }
+        } catch {
+            failure = error
+        }
+        if let failure {
+            let error = TransportErrors.make(NSURLErrorCannotLoadFromNetwork, url: transfer.options.request.url,
+                                             underlying: failure as NSError, description: "\(failure)")
+            transfer.finish(error: error)
+            transfer.releaseResources()
+            return
+        }
         // The +1 that curl's callbacks rely on; released in `complete`.
         _ = Unmanaged.passRetained(transfer)
         active[ObjectIdentifier(transfer)] = transfer
-        let status = curl_multi_add_handle(multi, transfer.easy.raw)
-        if status != CURLM_OK {
-            active[ObjectIdentifier(transfer)] = nil
-            Unmanaged.passUnretained(transfer).release()
-            let error = TransportErrors.make(NSURLErrorCannotLoadFromNetwork, url: transfer.options.request.url, underlying: nil)
-            transfer.finish(error: error)
-            transfer.releaseResources()
-        }
     }
 
     private func collectFinished() {
@@ -109,6 +120,7 @@ final class NetworkEngine: @unchecked Sendable {
     /// more), reports the result, frees the handle, then drops curl's retain.
     private func complete(_ transfer: Transfer, code: CURLcode) {
         curl_multi_remove_handle(multi, transfer.easy.raw)
+        partitions.detach(transfer)
         active[ObjectIdentifier(transfer)] = nil
         var error: NSError?
         if code != CURLE_OK || transfer.abortReason != nil {

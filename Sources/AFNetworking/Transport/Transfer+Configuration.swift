@@ -36,6 +36,7 @@ extension Transfer {
         if easy.isFresh { try easy.set(CURLOPT_BUFFERSIZE, 64 * 1024) }
 
         try configureTLS()
+        try configurePolicyVerification(userdata)
         try configureMethodAndBody(request)
         try easy.setHeaders(headerLines(for: request))
 

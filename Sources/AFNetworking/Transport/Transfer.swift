@@ -20,6 +20,8 @@ final class Transfer {
         case delegateFailed(Error)
         /// The request body stream failed or ended early.
         case bodyStreamFailed(Error?)
+        /// The security policy rejected the server inside the TLS handshake.
+        case certificateRejected(SecurityPolicyError)
     }
 
     let options: TransferOptions

@@ -29,13 +29,20 @@ struct TransferOptions {
 }
 
 /// Certificate verification settings applied to one transfer.
-struct TLSVerification: Equatable {
+struct TLSVerification {
     var verifiesPeer = true
     var verifiesHost = true
     /// CA bundle and directory; nil keeps libcurl's build-time defaults unless
     /// OpenSSL's SSL_CERT_FILE / SSL_CERT_DIR variables name others.
     var caFile: String? = TLSVerification.environmentCAFile
     var caDirectory: String? = TLSVerification.environmentCADirectory
+    /// A policy judged inside the handshake, replacing OpenSSL's own chain
+    /// check; nil when OpenSSL's standard verification is exactly the policy.
+    var policy: SecurityPolicy?
+    /// Connections (and TLS sessions) are only ever reused between transfers
+    /// with the same partition: one verified under one policy never carries a
+    /// request under another. nil is the partition of the standard policy.
+    var partition: String?
 
     // Read once: the environment is a process-wide setting and building
     // ProcessInfo's dictionary on every request would cost more than the request.

@@ -50,6 +50,9 @@ CURLcode cafcurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value)
 /// Why: curl_multi_setopt is variadic; `long` flavour.
 CURLMcode cafcurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 
+/// Why: curl_share_setopt is variadic; `long` flavour (CURLSHOPT_SHARE).
+CURLSHcode cafcurl_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
+
 /// Why: CURLMsg's `data` member is an anonymous union; reading it through a
 /// function keeps the Swift side independent of how the importer names it.
 CURLcode cafcurl_message_result(const CURLMsg *message);

@@ -9,6 +9,7 @@
 struct x509_st;
 struct x509_store_st;
 struct stack_st_X509;
+struct x509_store_ctx_st;
 
 /* Coarse classification of an X509_V_ERR_* code; keeps OpenSSL's many macro
  * constants on the C side. */
@@ -95,5 +96,31 @@ const char *cafssl_verify_error_string(int code);
  * no DNS SAN. `name` must be NUL-terminated without brackets.
  * Returns 1 match, 0 mismatch, -1 error. */
 int cafssl_check_host(const struct x509_st *cert, const char *name);
+
+/* ---- Inside the TLS handshake (called from libcurl's CURLOPT_SSL_CTX_FUNCTION) ---- */
+
+/* SSL_CTX_set_cert_verify_callback takes OpenSSL types this header does not
+ * import; the context comes from libcurl as a plain pointer. The callback
+ * replaces OpenSSL's own chain verification for connections made from this
+ * context and returns 1 to accept, 0 to abort the handshake. */
+void cafssl_ctx_set_verify_callback(void *ssl_ctx,
+                                    int (*callback)(struct x509_store_ctx_st *store_ctx, void *arg),
+                                    void *arg);
+
+/* How many certificates the server sent (leaf first, then the rest of what it
+ * sent, without repeating the leaf). */
+int cafssl_store_ctx_peer_count(struct x509_store_ctx_st *store_ctx);
+
+/* DER of the peer certificate at `index` with the two-call length/copy API of
+ * cafssl_cert_to_der. Returns the DER length, or -1. */
+long cafssl_store_ctx_peer_der(struct x509_store_ctx_st *store_ctx, int index, uint8_t *buffer, size_t capacity);
+
+/* Marks the verification as failed by the application (X509_V_ERR_APPLICATION_VERIFICATION). */
+void cafssl_store_ctx_reject(struct x509_store_ctx_st *store_ctx);
+
+/* The SNI host name the client sent on this connection, or NULL (IP literals
+ * are sent without SNI). Reached through the SSL that owns the store context,
+ * which takes an ex_data index lookup Swift cannot spell. */
+const char *cafssl_store_ctx_server_name(struct x509_store_ctx_st *store_ctx);
 
 #endif

@@ -77,7 +77,9 @@ final class NginxFixture {
     var httpsURL: URL { URL(string: "https://localhost:\(httpsPort)")! }
     var accessLog: String { (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? "" }
 
-    init() throws {
+    /// With `chain` (DER certificates, leaf first) and `key` (PEM), TLS serves
+    /// that chain; otherwise a fresh self-signed certificate for localhost.
+    init(chain: [URL]? = nil, key: URL? = nil) throws {
         let nginx = try Fixtures.requireBinary("nginx", ["/usr/sbin/nginx", "/usr/bin/nginx"])
         let openssl = try Fixtures.requireBinary("openssl", ["/usr/bin/openssl"])
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-nginx-\(UUID().uuidString)")
@@ -92,10 +94,21 @@ final class NginxFixture {
         try String(repeating: "hello gzip world ", count: 2000).write(to: root.appendingPathComponent("text.txt"), atomically: true, encoding: .utf8)
 
         certificatePath = directory.appendingPathComponent("cert.pem").path
-        let keyPath = directory.appendingPathComponent("key.pem").path
-        try Fixtures.run(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650", "-subj", "/CN=localhost",
-                                   "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-                                   "-keyout", keyPath, "-out", certificatePath])
+        var keyPath = directory.appendingPathComponent("key.pem").path
+        if let chain, let key {
+            var pem = ""
+            for (index, der) in chain.enumerated() {
+                let out = directory.appendingPathComponent("chain-\(index).pem").path
+                try Fixtures.run(openssl, ["x509", "-inform", "DER", "-in", der.path, "-outform", "PEM", "-out", out])
+                pem += try String(contentsOfFile: out, encoding: .utf8)
+            }
+            try pem.write(toFile: certificatePath, atomically: true, encoding: .utf8)
+            keyPath = key.path
+        } else {
+            try Fixtures.run(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650", "-subj", "/CN=localhost",
+                                       "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+                                       "-keyout", keyPath, "-out", certificatePath])
+        }
         httpPort = Fixtures.freePort()
         httpsPort = Fixtures.freePort()
         let config = """
@@ -123,6 +136,8 @@ final class NginxFixture {
             }
             server {
                 listen 127.0.0.1:\(httpsPort) ssl http2;
+                # A second loopback address the test certificates do not name.
+                listen 127.0.0.2:\(httpsPort) ssl http2;
                 ssl_certificate \(certificatePath);
                 ssl_certificate_key \(keyPath);
                 root \(root.path);

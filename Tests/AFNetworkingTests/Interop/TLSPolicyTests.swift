@@ -1,0 +1,166 @@
+@testable import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// The operation's SecurityPolicy runs inside the TLS handshake of the real
+/// connection, against nginx serving the test PKI (leaf + intermediate under
+/// a private root) over HTTP/1.1 and HTTP/2.
+final class TLSPolicyTests: OperationTestCase {
+    private static var nginx: NginxFixture?
+    private static var startError: Error?
+
+    override class func setUp() {
+        super.setUp()
+        let directory = TestPKI.directory
+        do {
+            nginx = try NginxFixture(chain: [directory.appendingPathComponent("leaf-localhost.cer"),
+                                             directory.appendingPathComponent("intermediate-ca.cer")],
+                                     key: directory.appendingPathComponent("keys/leaf-localhost.key.pem"))
+        } catch { startError = error }
+    }
+
+    override class func tearDown() {
+        nginx?.stop()
+        nginx = nil
+        super.tearDown()
+    }
+
+    private func fixture() throws -> NginxFixture {
+        if let nginx = Self.nginx { return nginx }
+        if let skip = Self.startError as? XCTSkip { throw skip }
+        XCTFail("nginx fixture failed: \(String(describing: Self.startError))")
+        throw XCTSkip("nginx unavailable")
+    }
+
+    /// A unique path per request, so the access log tells whether it arrived.
+    private func fetch(host: String = "localhost", policy: SecurityPolicy?) throws -> (HTTPRequestOperation, Outcome, reached: Bool) {
+        let nginx = try fixture()
+        let marker = "1k.bin?marker=\(UUID().uuidString)"
+        var request = URLRequest(url: URL(string: "https://\(host):\(nginx.httpsPort)/\(marker)")!)
+        request.timeoutInterval = 10
+        let operation = HTTPRequestOperation(request: request)
+        if let policy { operation.securityPolicy = policy }
+        let outcome = run(operation)
+        Thread.sleep(forTimeInterval: 0.05)  // nginx writes its log line after the response
+        return (operation, outcome, nginx.accessLog.contains(marker))
+    }
+
+    private func policy(_ mode: SSLPinningMode, pinning certificates: [Data], allowInvalid: Bool = true) -> SecurityPolicy {
+        let policy = SecurityPolicy(pinningMode: mode, withPinnedCertificates: certificates)
+        policy.allowInvalidCertificates = allowInvalid
+        return policy
+    }
+
+    private func assertRejected(_ result: (HTTPRequestOperation, Outcome, reached: Bool), file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(result.1.calls, 1, file: file, line: line)
+        XCTAssertEqual(result.1.error?.domain, NSURLErrorDomain, file: file, line: line)
+        XCTAssertTrue([NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasUnknownRoot].contains(result.1.error?.code ?? 0),
+                      "\(String(describing: result.1.error))", file: file, line: line)
+        XCTAssertFalse(result.reached, "a rejected server must not receive the request", file: file, line: line)
+        XCTAssertNil(result.0.response, file: file, line: line)
+    }
+
+    private func assertAccepted(_ result: (HTTPRequestOperation, Outcome, reached: Bool), file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertNil(result.1.error, file: file, line: line)
+        XCTAssertEqual(result.0.responseData?.count, 1024, file: file, line: line)
+        XCTAssertTrue(result.reached, file: file, line: line)
+    }
+
+    func testDefaultPolicyRejectsAPrivateRootAndSendsNothing() throws {
+        assertRejected(try fetch(policy: nil))
+    }
+
+    func testDefaultPolicyCanNeverAcceptAnyCertificate() {
+        // 2.5.1 shipped a default that allowed invalid certificates (issues 2590, 2619).
+        let policy = SecurityPolicy.default()
+        XCTAssertEqual(policy.sslPinningMode, .none)
+        XCTAssertFalse(policy.allowInvalidCertificates)
+        XCTAssertTrue(policy.validatesDomainName)
+        XCTAssertTrue(policy.isStandardVerification)
+        let operation = URLConnectionOperation(request: URLRequest(url: URL(string: "https://localhost/")!))
+        XCTAssertFalse(operation.securityPolicy.allowInvalidCertificates)
+        XCTAssertTrue(operation.securityPolicy.transferVerification.verifiesPeer)
+        XCTAssertTrue(operation.securityPolicy.transferVerification.verifiesHost)
+    }
+
+    func testCertificatePinningOfTheRootAccepts() throws {
+        assertAccepted(try fetch(policy: policy(.certificate, pinning: [TestPKI.root])))
+    }
+
+    func testCertificatePinningOfAnUnrelatedRootRejects() throws {
+        assertRejected(try fetch(policy: policy(.certificate, pinning: [TestPKI.unrelatedRoot])))
+    }
+
+    func testPublicKeyPinningOfTheLeafAccepts() throws {
+        assertAccepted(try fetch(policy: policy(.publicKey, pinning: [TestPKI.leaf])))
+    }
+
+    func testPublicKeyPinningOfAnUnrelatedKeyRejects() throws {
+        assertRejected(try fetch(policy: policy(.publicKey, pinning: [TestPKI.unrelatedLeaf])))
+    }
+
+    func testSPKIHashPinsWithABackupPin() throws {
+        let good = try XCTUnwrap(SecurityPolicy.publicKeyHash(forCertificate: TestPKI.intermediate))
+        let backup = try XCTUnwrap(SecurityPolicy.publicKeyHash(forCertificate: TestPKI.unrelatedRoot))
+        let accepting = policy(.publicKey, pinning: [])
+        accepting.pinnedPublicKeyHashes = [backup, good]
+        assertAccepted(try fetch(policy: accepting))
+        let rejecting = policy(.publicKey, pinning: [])
+        rejecting.pinnedPublicKeyHashes = [backup]
+        assertRejected(try fetch(policy: rejecting))
+    }
+
+    func testRejectionCarriesTheReason() throws {
+        let result = try fetch(policy: policy(.certificate, pinning: [TestPKI.unrelatedRoot]))
+        XCTAssertNotNil(result.1.error?.userInfo[AFNetworkingSecurityPolicyFailureReasonErrorKey])
+        XCTAssertNotNil(result.1.error?.userInfo[NSURLErrorFailingURLErrorKey])
+    }
+
+    func testDomainIsValidatedInsideTheHandshake() throws {
+        // The leaf names localhost and 127.0.0.1; "127.0.0.2" reaches the same
+        // nginx but is not in the certificate.
+        assertRejected(try fetch(host: "127.0.0.2", policy: policy(.certificate, pinning: [TestPKI.root])))
+        assertAccepted(try fetch(host: "127.0.0.1", policy: policy(.certificate, pinning: [TestPKI.root])))
+    }
+
+    func testAllowInvalidWithoutDomainValidationAcceptsAnything() throws {
+        let permissive = SecurityPolicy(pinningMode: .none)
+        permissive.allowInvalidCertificates = true
+        permissive.validatesDomainName = false
+        assertAccepted(try fetch(host: "127.0.0.2", policy: permissive))
+    }
+
+    func testAConnectionVerifiedUnderOnePolicyIsNotReusedUnderAnother() throws {
+        // The permissive request leaves a kept-alive connection to the server;
+        // the default policy must not ride on it.
+        let permissive = SecurityPolicy(pinningMode: .none)
+        permissive.allowInvalidCertificates = true
+        permissive.validatesDomainName = false
+        assertAccepted(try fetch(policy: permissive))
+        assertRejected(try fetch(policy: nil))
+        // Nor a pin for another key on a connection an accepting pin verified.
+        assertAccepted(try fetch(policy: policy(.certificate, pinning: [TestPKI.root])))
+        assertRejected(try fetch(policy: policy(.certificate, pinning: [TestPKI.unrelatedRoot])))
+        // The same policy again reuses its own, already verified connection.
+        assertAccepted(try fetch(policy: policy(.certificate, pinning: [TestPKI.root])))
+    }
+
+    func testEveryNewConnectionIsVerifiedEvenWithSessionResumptionAvailable() throws {
+        // Two operations, each with its own connection (the first is closed by
+        // the server after one request via a distinct partition), both judged.
+        for _ in 0..<3 {
+            assertAccepted(try fetch(policy: policy(.publicKey, pinning: [TestPKI.leaf])))
+            assertRejected(try fetch(policy: policy(.publicKey, pinning: [TestPKI.unrelatedLeaf])))
+        }
+    }
+
+    func testHTTP2WithCertificatePinning() throws {
+        let nginx = try fixture()
+        let result = try fetch(policy: policy(.certificate, pinning: [TestPKI.root]))
+        assertAccepted(result)
+        XCTAssertTrue(nginx.accessLog.contains("HTTP/2.0"), nginx.accessLog)
+    }
+}
