@@ -21,6 +21,42 @@ public typealias AFURLResponseSerialization = URLResponseSerialization
 @available(*, deprecated, renamed: "HTTPResponseSerializer")
 public typealias AFHTTPResponseSerializer = HTTPResponseSerializer
 
+@available(*, deprecated, renamed: "HTTPRequestSerializer")
+public typealias AFHTTPRequestSerializer = HTTPRequestSerializer
+
+@available(*, deprecated, renamed: "JSONRequestSerializer")
+public typealias AFJSONRequestSerializer = JSONRequestSerializer
+
+@available(*, deprecated, renamed: "PropertyListRequestSerializer")
+public typealias AFPropertyListRequestSerializer = PropertyListRequestSerializer
+
+@available(*, deprecated, renamed: "URLRequestSerialization")
+public typealias AFURLRequestSerialization = URLRequestSerialization
+
+@available(*, deprecated, renamed: "MultipartFormData")
+public typealias AFMultipartFormData = MultipartFormData
+
+@available(*, deprecated, renamed: "HTTPRequestQueryStringSerializationStyle")
+public typealias AFHTTPRequestQueryStringSerializationStyle = HTTPRequestQueryStringSerializationStyle
+
+@available(*, deprecated, renamed: "JSONResponseSerializer")
+public typealias AFJSONResponseSerializer = JSONResponseSerializer
+
+@available(*, deprecated, renamed: "XMLParserResponseSerializer")
+public typealias AFXMLParserResponseSerializer = XMLParserResponseSerializer
+
+@available(*, deprecated, renamed: "XMLDocumentResponseSerializer")
+public typealias AFXMLDocumentResponseSerializer = XMLDocumentResponseSerializer
+
+@available(*, deprecated, renamed: "PropertyListResponseSerializer")
+public typealias AFPropertyListResponseSerializer = PropertyListResponseSerializer
+
+@available(*, deprecated, renamed: "ImageResponseSerializer")
+public typealias AFImageResponseSerializer = ImageResponseSerializer
+
+@available(*, deprecated, renamed: "CompoundResponseSerializer")
+public typealias AFCompoundResponseSerializer = CompoundResponseSerializer
+
 @available(*, deprecated, renamed: "Notification.Name.AFNetworkingOperationDidStart")
 public let AFNetworkingOperationDidStartNotification = Notification.Name.AFNetworkingOperationDidStart
 

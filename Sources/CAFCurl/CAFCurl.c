@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "CAFCurl.h"
 
 #include <openssl/ssl.h>
@@ -72,4 +73,8 @@ CURLcode cafcurl_message_result(const CURLMsg *message) {
 
 CURLSHcode cafcurl_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {
     return curl_share_setopt(share, option, value);
+}
+
+void cafcurl_name_current_thread(const char *name) {
+    pthread_setname_np(pthread_self(), name);
 }

@@ -108,7 +108,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// The encoding named by the response's Content-Type charset, else UTF-8.
     public var responseStringEncoding: String.Encoding {
         let name = locked { materializedResponse()?.textEncodingName }
-        return name.flatMap(StringEncodingNames.encoding(forIANAName:)) ?? .utf8
+        return TextEncoding.encoding(forCharset: name) ?? .utf8
     }
 
     // MARK: - Settings

@@ -52,6 +52,7 @@ final class NetworkEngine: @unchecked Sendable {
         // Threads inherit the creator's OS-level name; set ours for debuggers,
         // perf and `top -H`.
         Thread.current.name = "AFNetworking"
+        cafcurl_name_current_thread("AFNetworking")
         var running: Int32 = 0
         while true {
             drainInbox()

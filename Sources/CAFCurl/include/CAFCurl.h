@@ -53,6 +53,11 @@ CURLMcode cafcurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value
 /// Why: curl_share_setopt is variadic; `long` flavour (CURLSHOPT_SHARE).
 CURLSHcode cafcurl_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
 
+/// Names the calling thread as the OS sees it (ps, top -H, perf, gdb).
+/// Why: pthread_setname_np is a GNU extension Swift's Glibc module does not
+/// expose, and Foundation's Thread.name does not reliably reach the OS.
+void cafcurl_name_current_thread(const char *name);
+
 /// Why: CURLMsg's `data` member is an anonymous union; reading it through a
 /// function keeps the Swift side independent of how the importer names it.
 CURLcode cafcurl_message_result(const CURLMsg *message);

@@ -1,0 +1,111 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension HTTPRequestSerializer {
+    /// A `multipart/form-data` request: `parameters` become form fields (flattened as
+    /// for query strings), then `block` appends further parts. The body is a stream
+    /// with an exact `Content-Length`. GET and HEAD cannot carry a body and throw, as
+    /// does any error `block` throws (for example a missing file).
+    public func multipartFormRequest(withMethod method: String, urlString: String, parameters: [String: Any]?,
+                                     constructingBodyWith block: ((MultipartFormData) throws -> Void)?) throws -> URLRequest {
+        let upper = method.uppercased()
+        guard upper != "GET", upper != "HEAD" else {
+            throw requestSerializationError(code: NSURLErrorUnsupportedURL,
+                                            description: "A multipart form cannot be sent with \(upper)")
+        }
+        let request = try self.request(withMethod: method, urlString: urlString, parameters: nil)
+        let formData = StreamingMultipartFormData(stringEncoding: .utf8)
+
+        if let parameters = parameters {
+            for pair in QueryStringEncoding.pairs(key: nil, value: parameters) {
+                let data: Data
+                switch pair.value {
+                case let bytes as Data: data = bytes
+                case nil: data = Data()
+                case let value?:
+                    guard let encoded = QueryStringEncoding.describe(value).data(using: stringEncoding) else {
+                        throw requestSerializationError(code: NSURLErrorCannotDecodeRawData,
+                                                        description: "The form field \(pair.field) cannot be represented in \(TextEncoding.name(of: stringEncoding))",
+                                                        request: request)
+                    }
+                    data = encoded
+                }
+                formData.appendPart(withForm: data, name: pair.field)
+            }
+        }
+        try block?(formData)
+        return formData.requestByFinalizing(request)
+    }
+
+    /// Writes the multipart body of `request` to `fileURL` in the background and returns
+    /// the request without its body stream, for uploading from a file instead.
+    /// `handler` runs on the main queue with nil or the error that stopped the copy.
+    public func request(withMultipartForm request: URLRequest, writingStreamContentsToFile fileURL: URL,
+                        completionHandler handler: ((Error?) -> Void)?) -> URLRequest {
+        var stripped = request
+        stripped.httpBodyStream = nil
+        // A copy, so the caller's request keeps an unread stream.
+        let source = (request.httpBodyStream as? MultipartBodyStream)?.copy() as? InputStream ?? request.httpBodyStream
+        let box = TransferBox(source: source, handler: handler)
+        DispatchQueue.global().async {
+            let error = MultipartFileWriter.write(box.source, to: fileURL)
+            DispatchQueue.main.async { box.handler?(error) }
+        }
+        return stripped
+    }
+}
+
+/// Hands the stream to the copying queue and the handler to the main queue. Each is
+/// used by exactly one queue, so no synchronisation is needed.
+private final class TransferBox: @unchecked Sendable {
+    let source: InputStream?
+    let handler: ((Error?) -> Void)?
+    init(source: InputStream?, handler: ((Error?) -> Void)?) {
+        self.source = source
+        self.handler = handler
+    }
+}
+
+/// Copies a body stream to a file in fixed-size chunks.
+enum MultipartFileWriter {
+    static let chunkSize = 64 * 1024
+
+    static func write(_ input: InputStream?, to fileURL: URL) -> Error? {
+        guard let input = input else {
+            return requestSerializationError(code: NSURLErrorBadURL, description: "The request has no body stream to write")
+        }
+        guard fileURL.isFileURL, let output = OutputStream(url: fileURL, append: false) else {
+            return requestSerializationError(code: NSURLErrorBadURL, description: "Expected URL to be a file URL")
+        }
+        input.open()
+        output.open()
+        defer {
+            input.close()
+            output.close()
+        }
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        while true {
+            let read = buffer.withUnsafeMutableBufferPointer { pointer -> Int in
+                guard let base = pointer.baseAddress else { return -1 }
+                return input.read(base, maxLength: chunkSize)
+            }
+            if read < 0 {
+                return input.streamError ?? requestSerializationError(code: NSURLErrorCannotDecodeRawData, description: "Reading the body failed")
+            }
+            if read == 0 { return nil }
+            var offset = 0
+            while offset < read {
+                let written = buffer.withUnsafeBufferPointer { pointer -> Int in
+                    guard let base = pointer.baseAddress else { return -1 }
+                    return output.write(base + offset, maxLength: read - offset)
+                }
+                if written <= 0 {
+                    return output.streamError ?? requestSerializationError(code: NSURLErrorCannotWriteToFile, description: "Writing the body failed")
+                }
+                offset += written
+            }
+        }
+    }
+}

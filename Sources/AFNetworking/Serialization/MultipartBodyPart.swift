@@ -1,0 +1,61 @@
+import Foundation
+
+/// One part of a multipart body: its headers and where its bytes come from. The part
+/// describes its source instead of holding an open stream, so a body can be rebuilt and
+/// sent again (a redirect or an authentication retry) without being "exhausted".
+final class MultipartBodyPart {
+    /// Where the body bytes come from.
+    enum Source {
+        case data(Data)
+        case file(URL)
+        case stream(InputStream?)
+    }
+
+    /// Header fields in the order they are written.
+    let headers: [(String, String)]
+    let source: Source
+    /// Exact number of body bytes; a source that runs short fails the stream.
+    let bodyLength: Int64
+
+    init(headers: [(String, String)], source: Source, bodyLength: Int64) {
+        self.headers = headers.map { (MultipartBodyPart.sanitized($0.0), MultipartBodyPart.sanitized($0.1)) }
+        self.source = source
+        self.bodyLength = max(0, bodyLength)
+    }
+
+    /// The encapsulation boundary and headers, ready to write before the body.
+    func preamble(boundary: String, isFirst: Bool) -> Data {
+        var text = isFirst ? "--\(boundary)\r\n" : "\r\n--\(boundary)\r\n"
+        for (field, value) in headers { text += "\(field): \(value)\r\n" }
+        text += "\r\n"
+        return Data(text.utf8)
+    }
+
+    /// `form-data; name="…"` with an optional file name, quoted and escaped.
+    static func contentDisposition(name: String, fileName: String?) -> String {
+        var value = "form-data; name=\"\(escapedQuotedValue(name))\""
+        if let fileName = fileName { value += "; filename=\"\(escapedQuotedValue(fileName))\"" }
+        return value
+    }
+
+    /// Escapes a quoted-string value the way browsers do for form data (WHATWG HTML):
+    /// `"` → `%22`, CR → `%0D`, LF → `%0A`, so a name can neither end the quoted string
+    /// nor start a new header line or part.
+    static func escapedQuotedValue(_ value: String) -> String {
+        var result = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": result += "%22"
+            case "\r": result += "%0D"
+            case "\n": result += "%0A"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// Header names and values from callers lose CR, LF and NUL, which would split the header block.
+    static func sanitized(_ text: String) -> String {
+        return String(String.UnicodeScalarView(text.unicodeScalars.filter { $0 != "\r" && $0 != "\n" && $0 != "\0" }))
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// Upload stream packet size suggested for slow (3G) links: 16 KiB.
+public let kAFUploadStream3GSuggestedPacketSize = 1024 * 16
+
+/// Delay between packets suggested for slow (3G) links: 0.2 s.
+public let kAFUploadStream3GSuggestedDelay: TimeInterval = 0.2
+
+/// Receives the parts of a `multipart/form-data` body (`AFMultipartFormData`).
+/// Names, file names and MIME types are escaped so that quotes or CR/LF in them
+/// cannot inject headers or parts.
+public protocol MultipartFormData: AnyObject {
+    /// Appends a file part named `name`, with the file's name and a MIME type guessed
+    /// from its extension. Throws when the URL is not a file URL or cannot be read.
+    func appendPart(withFileURL fileURL: URL, name: String) throws
+
+    /// Appends a file part with an explicit file name and MIME type. Throws when the URL
+    /// is not a file URL or cannot be read; the file is streamed in chunks when sent.
+    func appendPart(withFileURL fileURL: URL, name: String, fileName: String, mimeType: String) throws
+
+    /// Appends `length` bytes read from `inputStream` as a file part.
+    func appendPart(with inputStream: InputStream?, name: String, fileName: String, length: Int64, mimeType: String)
+
+    /// Appends in-memory data as a file part.
+    func appendPart(withFileData data: Data, name: String, fileName: String, mimeType: String)
+
+    /// Appends a plain form field.
+    func appendPart(withForm data: Data, name: String)
+
+    /// Appends a part with caller-supplied headers.
+    func appendPart(withHeaders headers: [String: String]?, body: Data)
+
+    /// Limits each read of the body stream to `numberOfBytes` and sleeps `delay` seconds after each.
+    func throttleBandwidth(withPacketSize numberOfBytes: Int, delay: TimeInterval)
+}

@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Collects parts for `HTTPRequestSerializer.multipartFormRequest(…)` and turns them
+/// into a request with a `MultipartBodyStream` body.
+final class StreamingMultipartFormData: MultipartFormData {
+    let boundary: String
+    let stringEncoding: String.Encoding
+    private(set) var parts: [MultipartBodyPart] = []
+    private var packetSize = Int.max
+    private var delay: TimeInterval = 0
+
+    init(stringEncoding: String.Encoding = .utf8, boundary: String = StreamingMultipartFormData.makeBoundary()) {
+        self.stringEncoding = stringEncoding
+        self.boundary = boundary
+    }
+
+    /// `Boundary+` and 16 random hex digits, the shape 2.7 uses.
+    static func makeBoundary() -> String {
+        return String(format: "Boundary+%08X%08X", UInt32.random(in: .min ... .max), UInt32.random(in: .min ... .max))
+    }
+
+    func appendPart(withFileURL fileURL: URL, name: String) throws {
+        try appendPart(withFileURL: fileURL, name: name, fileName: fileURL.lastPathComponent,
+                       mimeType: MIMETypes.mimeType(forPathExtension: fileURL.pathExtension))
+    }
+
+    func appendPart(withFileURL fileURL: URL, name: String, fileName: String, mimeType: String) throws {
+        guard fileURL.isFileURL else {
+            throw requestSerializationError(code: NSURLErrorBadURL, description: "Expected URL to be a file URL")
+        }
+        let path = fileURL.path
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+        } catch {
+            throw requestSerializationError(code: NSURLErrorBadURL, description: "File URL not reachable.", underlying: error)
+        }
+        guard (attributes[.type] as? FileAttributeType) != .typeDirectory else {
+            throw requestSerializationError(code: NSURLErrorBadURL, description: "File URL is a directory.")
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw requestSerializationError(code: NSURLErrorNoPermissionsToReadFile, description: "File URL is not readable.")
+        }
+        let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
+        parts.append(MultipartBodyPart(headers: fileHeaders(name: name, fileName: fileName, mimeType: mimeType),
+                                       source: .file(fileURL), bodyLength: size))
+    }
+
+    func appendPart(with inputStream: InputStream?, name: String, fileName: String, length: Int64, mimeType: String) {
+        parts.append(MultipartBodyPart(headers: fileHeaders(name: name, fileName: fileName, mimeType: mimeType),
+                                       source: .stream(inputStream), bodyLength: length))
+    }
+
+    func appendPart(withFileData data: Data, name: String, fileName: String, mimeType: String) {
+        parts.append(MultipartBodyPart(headers: fileHeaders(name: name, fileName: fileName, mimeType: mimeType),
+                                       source: .data(data), bodyLength: Int64(data.count)))
+    }
+
+    func appendPart(withForm data: Data, name: String) {
+        let headers = [("Content-Disposition", MultipartBodyPart.contentDisposition(name: name, fileName: nil))]
+        parts.append(MultipartBodyPart(headers: headers, source: .data(data), bodyLength: Int64(data.count)))
+    }
+
+    func appendPart(withHeaders headers: [String: String]?, body: Data) {
+        // Sorted so the body, and so Content-Length tests, are deterministic.
+        let ordered = (headers ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        parts.append(MultipartBodyPart(headers: ordered, source: .data(body), bodyLength: Int64(body.count)))
+    }
+
+    func throttleBandwidth(withPacketSize numberOfBytes: Int, delay: TimeInterval) {
+        packetSize = max(1, numberOfBytes)
+        self.delay = max(0, delay)
+    }
+
+    private func fileHeaders(name: String, fileName: String, mimeType: String) -> [(String, String)] {
+        return [("Content-Disposition", MultipartBodyPart.contentDisposition(name: name, fileName: fileName)),
+                ("Content-Type", mimeType)]
+    }
+
+    /// `request` with the body stream and multipart headers; unchanged when no part was added.
+    func requestByFinalizing(_ request: URLRequest) -> URLRequest {
+        guard !parts.isEmpty else { return request }
+        let stream = MultipartBodyStream(boundary: boundary, parts: parts)
+        stream.numberOfBytesInPacket = packetSize
+        stream.delay = delay
+        var finalized = request
+        finalized.httpBody = nil
+        finalized.httpBodyStream = stream
+        finalized.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
+        finalized.setValue(String(stream.contentLength), forHTTPHeaderField: "Content-Length")
+        return finalized
+    }
+}

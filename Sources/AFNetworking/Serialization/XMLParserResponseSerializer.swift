@@ -1,0 +1,30 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Returns an `XMLParser` over the body (`AFXMLParserResponseSerializer`); parsing is
+/// left to the caller's delegate, as in 2.7. Accepts `application/xml` and `text/xml`.
+open class XMLParserResponseSerializer: HTTPResponseSerializer {
+    /// Creates a serializer accepting the XML content types.
+    public required init() {
+        super.init()
+        acceptableContentTypes = ["application/xml", "text/xml"]
+    }
+
+    /// Validates the response and wraps the body in an `XMLParser`; nil when there is no body.
+    open override func responseObject(for response: URLResponse?, data: Data?) throws -> Any? {
+        let validationError = try validationErrorAllowingBody(response, data: data)
+        if let error = validationError { throw error }
+        guard let data = data, !data.isEmpty else { return nil }
+        return XMLParser(data: data)
+    }
+
+    /// Restores a serializer archived with `encode(with:)`.
+    public required init?(coder: NSCoder) {
+        super.init(coder: coder)
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+@testable import AFNetworking
+
+final class MultipartTests: XCTestCase {
+    let serializer = HTTPRequestSerializer()
+    var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-multipart-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func file(_ name: String, _ contents: Data) throws -> URL {
+        let url = directory.appendingPathComponent(name)
+        try contents.write(to: url)
+        return url
+    }
+
+    /// Reads a stream to its end in `chunk`-sized reads, failing the test on a stream error.
+    private func drain(_ stream: InputStream?, chunk: Int = 4096, maxReadSeen: UnsafeMutablePointer<Int>? = nil) -> Data {
+        guard let stream = stream else { XCTFail("no stream"); return Data() }
+        stream.open()
+        defer { stream.close() }
+        var result = Data()
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        while true {
+            let count = stream.read(&buffer, maxLength: chunk)
+            if count < 0 { XCTFail("stream error \(String(describing: stream.streamError))"); break }
+            if count == 0 { break }
+            maxReadSeen?.pointee = max(maxReadSeen?.pointee ?? 0, count)
+            result.append(contentsOf: buffer[0..<count])
+        }
+        return result
+    }
+
+    private func boundary(of request: URLRequest) -> String {
+        let type = request.value(forHTTPHeaderField: "Content-Type") ?? ""
+        return type.components(separatedBy: "boundary=").last ?? ""
+    }
+
+    // 2.7: testThatAFHTTPRequestSerialiationSerializesMIMETypeCorrectly (adn_0.cer)
+    func testMIMETypeFromExtensionFollowsApple() throws {
+        XCTAssertEqual(MIMETypes.mimeType(forPathExtension: "cer"), "application/x-x509-ca-cert")
+        XCTAssertEqual(MIMETypes.mimeType(forPathExtension: "PNG"), "image/png")
+        XCTAssertEqual(MIMETypes.mimeType(forPathExtension: "nosuchext"), "application/octet-stream")
+        let form = StreamingMultipartFormData()
+        try form.appendPart(withFileURL: try file("adn_0.cer", Data([0x30, 0x82])), name: "test")
+        let headers = form.parts.first?.headers ?? []
+        XCTAssertEqual(headers.first { $0.0 == "Content-Type" }?.1, "application/x-x509-ca-cert")
+        XCTAssertEqual(headers.first { $0.0 == "Content-Disposition" }?.1, "form-data; name=\"test\"; filename=\"adn_0.cer\"")
+    }
+
+    func testBodyMatchesContentLengthAndLayout() throws {
+        let fileURL = try file("notes.txt", Data("file body".utf8))
+        let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com/upload",
+                                                          parameters: ["field": "value", "n": 1]) { form in
+            try form.appendPart(withFileURL: fileURL, name: "doc")
+            form.appendPart(withFileData: Data("abc".utf8), name: "blob", fileName: "b.bin", mimeType: "application/octet-stream")
+            form.appendPart(with: InputStream(data: Data("streamed".utf8)), name: "s", fileName: "s.txt", length: 8, mimeType: "text/plain")
+            form.appendPart(withHeaders: ["X-Custom": "yes"], body: Data("raw".utf8))
+        }
+        let b = boundary(of: request)
+        XCTAssertTrue(b.hasPrefix("Boundary+"))
+        XCTAssertNil(request.httpBody)
+        let body = drain(request.httpBodyStream)
+        XCTAssertEqual(request.value(forHTTPHeaderField: "Content-Length"), String(body.count))
+        let expected = "--\(b)\r\nContent-Disposition: form-data; name=\"field\"\r\n\r\nvalue"
+            + "\r\n--\(b)\r\nContent-Disposition: form-data; name=\"n\"\r\n\r\n1"
+            + "\r\n--\(b)\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"notes.txt\"\r\nContent-Type: text/plain\r\n\r\nfile body"
+            + "\r\n--\(b)\r\nContent-Disposition: form-data; name=\"blob\"; filename=\"b.bin\"\r\nContent-Type: application/octet-stream\r\n\r\nabc"
+            + "\r\n--\(b)\r\nContent-Disposition: form-data; name=\"s\"; filename=\"s.txt\"\r\nContent-Type: text/plain\r\n\r\nstreamed"
+            + "\r\n--\(b)\r\nX-Custom: yes\r\n\r\nraw"
+            + "\r\n--\(b)--\r\n"
+        XCTAssertEqual(String(data: body, encoding: .utf8), expected)
+    }
+
+    func testNamesCannotInjectHeadersOrParts() throws {
+        let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
+            form.appendPart(withFileData: Data("x".utf8), name: "a\"\r\nX-Evil: 1", fileName: "f\r\n--Boundary\"", mimeType: "text/plain\r\nX-Evil: 2")
+            form.appendPart(withHeaders: ["X-H\r\nX-Evil": "v\r\n\r\nbody"], body: Data())
+        }
+        let text = String(data: drain(request.httpBodyStream), encoding: .utf8) ?? ""
+        XCTAssertFalse(text.contains("\r\nX-Evil"))
+        XCTAssertTrue(text.contains("name=\"a%22%0D%0AX-Evil: 1\"; filename=\"f%0D%0A--Boundary%22\""))
+    }
+
+    func testFileErrorsAreThrownAtAppendTime() throws {
+        let form = StreamingMultipartFormData()
+        let missing = assertThrowsNSError(try form.appendPart(withFileURL: directory.appendingPathComponent("missing.png"), name: "f"))
+        XCTAssertEqual(missing?.domain, AFURLRequestSerializationErrorDomain)
+        XCTAssertEqual(missing?.code, NSURLErrorBadURL)
+        XCTAssertThrowsError(try form.appendPart(withFileURL: URL(string: "http://example.com/a.png")!, name: "f"))
+        XCTAssertThrowsError(try form.appendPart(withFileURL: directory, name: "f"))
+        XCTAssertThrowsError(try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
+            try form.appendPart(withFileURL: self.directory.appendingPathComponent("nope"), name: "f")
+        })
+        XCTAssertThrowsError(try serializer.multipartFormRequest(withMethod: "GET", urlString: "http://example.com", parameters: nil, constructingBodyWith: nil))
+    }
+
+    func testFilesAreStreamedOneChunkAtATime() throws {
+        var contents = Data(count: 1 << 20)
+        for index in stride(from: 0, to: contents.count, by: 997) { contents[index] = UInt8(index % 251) }
+        let fileURL = try file("big.bin", contents)
+        let request = try serializer.multipartFormRequest(withMethod: "PUT", urlString: "http://example.com", parameters: nil) { form in
+            try form.appendPart(withFileURL: fileURL, name: "big")
+        }
+        guard let stream = request.httpBodyStream as? MultipartBodyStream else { return XCTFail("not a multipart stream") }
+        let body = drain(stream, chunk: 4096)
+        XCTAssertLessThanOrEqual(stream.largestFileChunk, 4096)
+        XCTAssertEqual(Int64(body.count), stream.contentLength)
+        XCTAssertEqual(String(body.count), request.value(forHTTPHeaderField: "Content-Length"))
+        XCTAssertNotNil(body.range(of: contents))
+    }
+
+    func testStreamCopyRebuildsTheBodyForResending() throws {
+        let fileURL = try file("a.txt", Data("again".utf8))
+        let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: ["k": "v"]) { form in
+            try form.appendPart(withFileURL: fileURL, name: "f")
+        }
+        guard let stream = request.httpBodyStream as? MultipartBodyStream else { return XCTFail("not a multipart stream") }
+        let first = drain(stream)
+        let second = drain(stream.copy() as? InputStream)
+        XCTAssertEqual(first, second)
+        XCTAssertFalse(first.isEmpty)
+    }
+
+    func testThrottlingLimitsEachRead() throws {
+        let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
+            form.appendPart(withFileData: Data(repeating: 7, count: 1000), name: "d", fileName: "d", mimeType: "x/y")
+            form.throttleBandwidth(withPacketSize: 100, delay: 0)
+        }
+        var largest = 0
+        let body = drain(request.httpBodyStream, chunk: 4096, maxReadSeen: &largest)
+        XCTAssertEqual(largest, 100)
+        XCTAssertEqual(String(body.count), request.value(forHTTPHeaderField: "Content-Length"))
+    }
+
+    func testShortInputStreamFailsInsteadOfLyingAboutLength() throws {
+        let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
+            form.appendPart(with: InputStream(data: Data("short".utf8)), name: "s", fileName: "s", length: 50, mimeType: "x/y")
+        }
+        guard let stream = request.httpBodyStream else { return XCTFail("no stream") }
+        stream.open()
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        var result = 0
+        for _ in 0..<10 {
+            result = stream.read(&buffer, maxLength: buffer.count)
+            if result <= 0 { break }
+        }
+        XCTAssertEqual(result, -1)
+        XCTAssertNotNil(stream.streamError)
+    }
+
+    func testNoPartsLeavesAFormRequest() throws {
+        let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil, constructingBodyWith: nil)
+        XCTAssertNil(request.httpBodyStream)
+        XCTAssertEqual(request.value(forHTTPHeaderField: "Content-Type"), "application/x-www-form-urlencoded")
+    }
+
+    func testWritingStreamContentsToFile() throws {
+        let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: ["a": "b"]) { form in
+            form.appendPart(withFileData: Data(repeating: 1, count: 200_000), name: "d", fileName: "d.bin", mimeType: "x/y")
+        }
+        let target = directory.appendingPathComponent("body.out")
+        let done = expectation(description: "written")
+        var writeError: Error?
+        let stripped = serializer.request(withMultipartForm: request, writingStreamContentsToFile: target) { error in
+            writeError = error
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 10)
+        XCTAssertNil(writeError)
+        XCTAssertNil(stripped.httpBodyStream)
+        let written = try Data(contentsOf: target)
+        XCTAssertEqual(String(written.count), request.value(forHTTPHeaderField: "Content-Length"))
+        XCTAssertEqual(written, drain(request.httpBodyStream))
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import XCTest
+@testable import AFNetworking
+
+final class PropertyListResponseSerializerTests: XCTestCase {
+    let serializer = PropertyListResponseSerializer()
+
+    // 2.7: testThatPropertyListResponseSerializerHandles204
+    func testHandles204() throws {
+        XCTAssertNil(try serializer.responseObject(for: makeResponse(status: 204, contentType: "application/x-plist"), data: nil))
+        XCTAssertNil(try serializer.responseObject(for: makeResponse(status: 204, contentType: "application/x-plist"), data: Data()))
+    }
+
+    func testDecodesXMLPlist() throws {
+        let plist = try PropertyListSerialization.data(fromPropertyList: ["a": 1, "b": ["x", "y"]], format: .xml, options: 0)
+        let object = try serializer.responseObject(for: makeResponse(contentType: "application/x-plist"), data: plist) as? [String: Any]
+        XCTAssertEqual((object?["a"] as? NSNumber)?.intValue, 1)
+        XCTAssertEqual(object?["b"] as? [String], ["x", "y"])
+    }
+
+    func testMalformedPlistThrows() {
+        XCTAssertThrowsError(try serializer.responseObject(for: makeResponse(contentType: "application/x-plist"),
+                                                           data: Data("<plist><dict><key>a</key>".utf8)))
+    }
+
+    func testRejectsOtherContentTypes() {
+        XCTAssertThrowsError(try serializer.responseObject(for: makeResponse(contentType: "text/html"), data: Data("x".utf8)))
+    }
+
+    func testFactoryOptionsCopyAndCoding() throws {
+        let custom = PropertyListResponseSerializer(format: .binary, readOptions: .mutableContainers)
+        XCTAssertEqual(custom.format, .binary)
+        let copy = custom.copy() as? PropertyListResponseSerializer
+        XCTAssertEqual(copy?.format, .binary)
+        XCTAssertEqual(copy?.readOptions, .mutableContainers)
+        let decoded = try archiveRoundTrip(custom, as: PropertyListResponseSerializer.self)
+        XCTAssertEqual(decoded?.format, .binary)
+        XCTAssertEqual(decoded?.readOptions, .mutableContainers)
+    }
+}
+
+final class XMLResponseSerializerTests: XCTestCase {
+    let xml = Data("<?xml version=\"1.0\"?><root><item id=\"1\">hello</item></root>".utf8)
+
+    func testParserSerializerReturnsParser() throws {
+        let serializer = XMLParserResponseSerializer()
+        let parser = try serializer.responseObject(for: makeResponse(contentType: "text/xml"), data: xml) as? XMLParser
+        XCTAssertNotNil(parser)
+        XCTAssertTrue(parser?.parse() ?? false)
+        XCTAssertThrowsError(try serializer.responseObject(for: makeResponse(contentType: "application/json"), data: xml))
+        XCTAssertNil(try serializer.responseObject(for: makeResponse(contentType: "text/xml"), data: nil))
+    }
+
+    func testDocumentSerializerParses() throws {
+        let serializer = XMLDocumentResponseSerializer()
+        let document = try serializer.responseObject(for: makeResponse(contentType: "application/xml"), data: xml) as? XMLDocument
+        XCTAssertEqual(document?.rootElement()?.name, "root")
+        XCTAssertEqual(document?.rootElement()?.elements(forName: "item").first?.stringValue, "hello")
+    }
+
+    func testDocumentSerializerThrowsOnMalformedXML() {
+        let serializer = XMLDocumentResponseSerializer()
+        XCTAssertThrowsError(try serializer.responseObject(for: makeResponse(contentType: "text/xml"), data: Data("<root><a></root>".utf8)))
+    }
+
+    func testDocumentOptionsCopyAndCoding() throws {
+        let serializer = XMLDocumentResponseSerializer(xmlDocumentOptions: .nodePreserveWhitespace)
+        XCTAssertEqual((serializer.copy() as? XMLDocumentResponseSerializer)?.options, .nodePreserveWhitespace)
+        XCTAssertEqual(try archiveRoundTrip(serializer, as: XMLDocumentResponseSerializer.self)?.options, .nodePreserveWhitespace)
+    }
+}
+
+final class CompoundResponseSerializerTests: XCTestCase {
+    func testFirstSuccessfulSerializerWins() throws {
+        let compound = CompoundResponseSerializer(responseSerializers: [JSONResponseSerializer(), PropertyListResponseSerializer()])
+        let json = try compound.responseObject(for: makeResponse(contentType: "application/json"), data: Data(#"{"a":1}"#.utf8))
+        XCTAssertNotNil(json as? [String: Any])
+        let plistData = try PropertyListSerialization.data(fromPropertyList: ["p": "q"], format: .xml, options: 0)
+        let plist = try compound.responseObject(for: makeResponse(contentType: "application/x-plist"), data: plistData)
+        XCTAssertEqual((plist as? [String: Any])?["p"] as? String, "q")
+    }
+
+    func testFallsBackToRawDataAndValidation() throws {
+        let compound = CompoundResponseSerializer(responseSerializers: [JSONResponseSerializer()])
+        let data = Data("plain".utf8)
+        XCTAssertEqual(try compound.responseObject(for: makeResponse(contentType: "text/plain"), data: data) as? Data, data)
+        XCTAssertThrowsError(try compound.responseObject(for: makeResponse(status: 500, contentType: "text/plain"), data: data))
+    }
+
+    func testCopyAndCodingKeepComponents() throws {
+        let compound = CompoundResponseSerializer(responseSerializers: [JSONResponseSerializer(), ImageResponseSerializer()])
+        XCTAssertEqual((compound.copy() as? CompoundResponseSerializer)?.responseSerializers.count, 2)
+        let decoded = try archiveRoundTrip(compound, as: CompoundResponseSerializer.self)
+        XCTAssertEqual(decoded?.responseSerializers.count, 2)
+        XCTAssertTrue(decoded?.responseSerializers.first is JSONResponseSerializer)
+    }
+}
