@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SHELL := /bin/bash
 
-.PHONY: deps demo test stress bench clean
+.PHONY: deps demo test stress bench fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -30,3 +30,9 @@ bench: deps
 
 clean:
 	rm -rf .build .build-tsan Benchmarks/C/baseline
+
+## libFuzzer over the serializers and request builders, FUZZ_SECONDS per target (default 20).
+FUZZ_SECONDS ?= 20
+fuzz: deps
+	$(SWIFT) build --package-path Fuzz --scratch-path .build-fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library
+	scripts/fuzz.sh .build-fuzz/debug/afn-fuzz $(FUZZ_SECONDS)

@@ -43,6 +43,10 @@ CURLcode cafcurl_easy_setopt_xferinfo_function(CURL *handle,
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, function);
 }
 
+CURLcode cafcurl_easy_setopt_seek_function(CURL *handle, int (*function)(void *, curl_off_t, int)) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, function);
+}
+
 CURLcode cafcurl_easy_setopt_ssl_ctx_function(CURL *handle, CURLcode (*function)(CURL *, void *, void *)) {
     return curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, function);
 }

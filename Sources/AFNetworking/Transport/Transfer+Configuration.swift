@@ -64,11 +64,15 @@ extension Transfer {
                 throw CurlOptionError(code: CURLE_READ_ERROR, what: "the request body stream, which could not be opened")
             }
             try easy.set(CURLOPT_POST, true)
-            let length = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) } ?? -1
+            declaredBodyLength = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) } ?? -1
             // -1 makes curl send the body chunked when the caller gave no length.
-            try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, size: length)
+            try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, size: declaredBodyLength)
             try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_READFUNCTION, transferReadCallback).check("read callback")
             try easy.set(CURLOPT_READDATA, pointer: userdata)
+            // A redirect (307/308) or an authentication retry sends the body
+            // again: curl asks to rewind, and a re-creatable stream is rebuilt.
+            try cafcurl_easy_setopt_seek_function(easy.raw, transferSeekCallback).check("seek callback")
+            try easy.set(CURLOPT_SEEKDATA, pointer: userdata)
         } else if let body = request.httpBody {
             try easy.set(CURLOPT_POST, true)
             try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, size: Int64(body.count))
@@ -138,6 +142,12 @@ private let transferReadCallback: @convention(c) (UnsafeMutablePointer<CChar>?, 
     guard let userdata else { return Int(CURL_READFUNC_ABORT) }
     let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
     return transfer.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+}
+
+private let transferSeekCallback: @convention(c) (UnsafeMutableRawPointer?, curl_off_t, Int32) -> Int32 = { userdata, offset, origin in
+    guard let userdata else { return Int32(CURL_SEEKFUNC_FAIL) }
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.rewindBody(offset: Int64(offset), origin: origin) ? Int32(CURL_SEEKFUNC_OK) : Int32(CURL_SEEKFUNC_CANTSEEK)
 }
 
 private let transferProgressCallback: @convention(c) (UnsafeMutableRawPointer?, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> Int32 = { userdata, _, _, uploadTotal, uploaded in

@@ -38,6 +38,9 @@ final class Transfer {
     /// The request body stream, opened by `configure()` and read by curl.
     var bodyStream: InputStream?
     private var lastReportedUpload: Int64 = 0
+    private var bodyBytesRead: Int64 = 0
+    /// The stream body's Content-Length, or -1 (sent chunked).
+    var declaredBodyLength: Int64 = -1
     /// CURLOPT_ERRORBUFFER: curl writes its detailed message here.
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
@@ -109,11 +112,27 @@ final class Transfer {
             abortReason = .bodyStreamFailed(stream.streamError)
             return Int(CURL_READFUNC_ABORT)
         }
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        bodyBytesRead += Int64(count)
         if count > 0 {
-            let expected = options.request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) } ?? -1
-            reportUpload(total: lastReportedUpload + Int64(count), expected: expected)
+            reportUpload(total: lastReportedUpload + Int64(count), expected: declaredBodyLength)
         }
         return count
+    }
+
+    /// Starts the request body over, for curl re-sending it. Only a rewind to
+    /// the start is possible: before anything was read, or by rebuilding a
+    /// stream that can be copied (the multipart body stream can).
+    func rewindBody(offset: Int64, origin: Int32) -> Bool {
+        guard offset == 0, origin == SEEK_SET, let stream = bodyStream else { return false }
+        if bodyBytesRead == 0 { return true }
+        guard let copyable = stream as? NSCopying, let fresh = copyable.copy(with: nil) as? InputStream else { return false }
+        stream.close()
+        fresh.open()
+        bodyStream = fresh
+        bodyBytesRead = 0
+        lastReportedUpload = 0
+        return true
     }
 
     /// curl's progress tick; used for in-memory bodies, whose size is known

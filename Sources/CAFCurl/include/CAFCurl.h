@@ -34,6 +34,8 @@ CURLcode cafcurl_easy_setopt_write_function(CURL *handle, CURLoption option,
 /// Why: CURLOPT_XFERINFOFUNCTION takes a pointer of this exact type.
 CURLcode cafcurl_easy_setopt_xferinfo_function(CURL *handle,
                                                int (*function)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t));
+/// Why: CURLOPT_SEEKFUNCTION takes a pointer of this exact type.
+CURLcode cafcurl_easy_setopt_seek_function(CURL *handle, int (*function)(void *, curl_off_t, int));
 /// Why: CURLOPT_SSL_CTX_FUNCTION takes a pointer of this exact type.
 CURLcode cafcurl_easy_setopt_ssl_ctx_function(CURL *handle,
                                               CURLcode (*function)(CURL *, void *, void *));

@@ -163,4 +163,34 @@ final class TLSPolicyTests: OperationTestCase {
         assertAccepted(result)
         XCTAssertTrue(nginx.accessLog.contains("HTTP/2.0"), nginx.accessLog)
     }
+
+    func testTheDefaultPolicyProtectsARedirectToAnotherHost() throws {
+        // A plain-HTTP server redirects to the TLS server under a private root:
+        // the redirected connection is verified too, and fails.
+        let nginx = try fixture()
+        let marker = "1k.bin?redirected=\(UUID().uuidString)"
+        server.route("/hop") { _ in
+            [.head(status: 302, headers: [("Location", "https://localhost:\(nginx.httpsPort)/\(marker)"), ("Content-Length", "0")]), .end]
+        }
+        let outcome = run(HTTPRequestOperation(request: request("/hop")))
+        XCTAssertEqual(outcome.error?.domain, NSURLErrorDomain)
+        XCTAssertTrue([NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasUnknownRoot].contains(outcome.error?.code ?? 0),
+                      "\(String(describing: outcome.error))")
+        Thread.sleep(forTimeInterval: 0.05)
+        XCTAssertFalse(nginx.accessLog.contains(marker))
+    }
+
+    func testAPinningPolicyAppliesToTheRedirectedHost() throws {
+        let nginx = try fixture()
+        server.route("/hop") { _ in
+            [.head(status: 302, headers: [("Location", "https://localhost:\(nginx.httpsPort)/1k.bin"), ("Content-Length", "0")]), .end]
+        }
+        let accepted = HTTPRequestOperation(request: request("/hop"))
+        accepted.securityPolicy = policy(.certificate, pinning: [TestPKI.root])
+        XCTAssertNil(run(accepted).error)
+        XCTAssertEqual(accepted.responseData?.count, 1024)
+        let rejected = HTTPRequestOperation(request: request("/hop"))
+        rejected.securityPolicy = policy(.certificate, pinning: [TestPKI.unrelatedRoot])
+        XCTAssertEqual(run(rejected).error?.code, NSURLErrorServerCertificateUntrusted)
+    }
 }
