@@ -1,5 +1,8 @@
 import AFNetworking
 import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -63,4 +66,18 @@ public func fuzzSerializers(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int3
     let pinned = ProcessInfo.processInfo.environment["FUZZ_TARGET"].flatMap(Int.init)
     targets[(pinned ?? selector) % targets.count](input)
     return 0
+}
+
+// SwiftPM links an executable's entry point as `<module>_main`; hand control
+// to libFuzzer's driver from there (its own `main` is then not linked in).
+@_silgen_name("LLVMFuzzerRunDriver")
+private func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>,
+                             _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                             _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32
+
+@_cdecl("afn_fuzz_main")
+public func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return runFuzzerDriver(&count, &arguments) { bytes, length in fuzzSerializers(bytes, length) }
 }

@@ -45,6 +45,13 @@ open class XMLDocumentResponseSerializer: HTTPResponseSerializer {
     /// malformed input into a partial tree instead of an error. A strict SAX pass first
     /// makes malformed XML a thrown error, as it is on Apple platforms.
     static func checkWellFormed(_ data: Data) throws {
+        // Bytes XML cannot hold (NUL, text invalid in its encoding) are refused
+        // first: libxml2 takes a leading NUL for an empty document, and
+        // FoundationXML's XMLDocument then crashes on the missing root.
+        try XMLInputValidation.validate(data)
+        // No delegate on purpose: FoundationXML's delegate callbacks crash on
+        // some valid input (a processing instruction without data, found by
+        // `make fuzz`); without one they are never called.
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
         // On Linux `parse()` can report success after an error, so `parserError` decides.
@@ -52,11 +59,10 @@ open class XMLDocumentResponseSerializer: HTTPResponseSerializer {
         if let error = parser.parserError { throw error }
         if !succeeded {
             throw NSError(domain: XMLParser.errorDomain, code: XMLParser.ErrorCode.internalError.rawValue,
-                                                userInfo: [NSLocalizedDescriptionKey: "The XML document is not well-formed"])
+                          userInfo: [NSLocalizedDescriptionKey: "The XML document is not well-formed"])
         }
     }
 
-    /// Restores a serializer archived with `encode(with:)`.
     public required init?(coder: NSCoder) {
         super.init(coder: coder)
         if let raw = SecureCodingHelpers.decodeUInt(forKey: "options", with: coder) {

@@ -20,6 +20,9 @@ open class XMLParserResponseSerializer: HTTPResponseSerializer {
         let validationError = try validationErrorAllowingBody(response, data: data)
         if let error = validationError { throw error }
         guard let data = data, !data.isEmpty else { return nil }
+        // The caller will parse with a delegate: bytes that would crash
+        // FoundationXML's callbacks are refused here.
+        try XMLInputValidation.validate(data)
         return XMLParser(data: data)
     }
 
