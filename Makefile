@@ -12,11 +12,13 @@ demo: deps
 	$(SWIFT) build -c release --product afn
 	scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/afn"
 
-## Builds and runs every test (real servers over loopback), then the stress test under ThreadSanitizer.
+## Builds and runs every test (real servers over loopback), the stress tests under
+## ThreadSanitizer, and each fuzz target for a bounded time.
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) stress
+	$(MAKE) fuzz FUZZ_SECONDS=10
 
 ## 2,000 operations, a third cancelled from other threads, under ThreadSanitizer.
 stress: deps

@@ -14,6 +14,8 @@ nginx_start "$dir"
 head -c 1024 /dev/urandom >"$dir/www/1k.bin"
 echo "==> creating the 512 MiB file for S3"
 head -c $((512 * 1024 * 1024)) /dev/zero >"$dir/www/512m.bin"
+echo "==> creating the 1 GiB file for S4"
+head -c $((1024 * 1024 * 1024)) /dev/zero >"$dir/upload-1g.bin"
 
 python3 "$here/bench.py" \
     --baseline "$root/Benchmarks/C/baseline" --swift "$BENCH" \

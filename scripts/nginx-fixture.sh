@@ -33,6 +33,11 @@ http {
     server {
         listen 127.0.0.1:$NGINX_PORT;
         root $NGINX_DIR/www;
+        # An upload sink: the body is read and discarded.
+        location = /upload {
+            client_max_body_size 0;
+            return 204;
+        }
     }
 }
 CONF

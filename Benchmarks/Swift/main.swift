@@ -11,6 +11,7 @@ import FoundationNetworking
 //   afn-bench s1 URL COUNT CONCURRENCY
 //   afn-bench s2 URL COUNT
 //   afn-bench s3 URL FILE
+//   afn-bench s4 URL FILE      (multipart upload of FILE)
 
 func cpuSeconds() -> Double {
     var usage = rusage()
@@ -96,9 +97,35 @@ func download(_ url: URL, to path: String) -> Int32 {
     return operation.error == nil ? 0 : 1
 }
 
+/// A multipart POST of one file part, streamed from disk.
+func multipartUpload(_ url: URL, file: String) -> Int32 {
+    let request: URLRequest
+    do {
+        request = try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: url.absoluteString, parameters: nil) { form in
+            try form.appendPart(withFileURL: URL(fileURLWithPath: file), name: "file")
+        }
+    } catch {
+        FileHandle.standardError.write(Data("cannot build the request: \(error)\n".utf8))
+        return 1
+    }
+    let operation = HTTPRequestOperation(request: request)
+    operation.completionQueue = callbacks
+    let done = DispatchSemaphore(value: 0)
+    operation.setCompletionBlockWithSuccess({ _, _ in done.signal() }, failure: { _, _ in done.signal() })
+    let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+    let started = Date()
+    operation.start()
+    done.wait()
+    let wall = Date().timeIntervalSince(started)
+    if let error = operation.error { FileHandle.standardError.write(Data("upload failed: \(error)\n".utf8)) }
+    print(String(format: "bytes=%d wall=%.3f mb_per_s=%.1f peak_rss_mib=%.1f failed=%d", size, wall,
+                 Double(size) / wall / 1_000_000, peakRSSMiB(), operation.error == nil ? 0 : 1))
+    return operation.error == nil ? 0 : 1
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let url = URL(string: arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY | s2 URL COUNT | s3 URL FILE\n".utf8))
+    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY | s2 URL COUNT | s3 URL FILE | s4 URL FILE\n".utf8))
     exit(2)
 }
 switch arguments[1] {
@@ -108,6 +135,8 @@ case "s2":
     exit(latency(url, count: Int(arguments[3]) ?? 2_000))
 case "s3":
     exit(download(url, to: arguments[3]))
+case "s4":
+    exit(multipartUpload(url, file: arguments[3]))
 default:
     FileHandle.standardError.write(Data("unknown scenario \(arguments[1])\n".utf8))
     exit(2)

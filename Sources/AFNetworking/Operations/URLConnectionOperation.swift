@@ -509,7 +509,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     }
 
     func postOnMain(_ name: Notification.Name) {
-        DispatchQueue.main.async { NotificationCenter.default.post(name: name, object: self) }
+        MainQueueNotifier.shared.post(name, object: self)
     }
 
     open override var description: String {

@@ -14,7 +14,10 @@ enum XMLInputValidation {
         // encoding this side cannot name is refused: libxml2 would read such a
         // document as UTF-8 unchecked.
         guard let encoding = encoding(of: data),
-              let text = String(data: data, encoding: encoding), !text.contains("\u{0}") else { throw malformed() }
+              let text = String(data: data, encoding: encoding),
+              // Scalars, not `contains("\0")`: Foundation's substring search
+              // stops at NUL and never finds it (found by `make fuzz`).
+              !text.unicodeScalars.contains("\u{0}") else { throw malformed() }
     }
 
     /// The document's encoding as libxml2 would settle it: a byte-order mark or

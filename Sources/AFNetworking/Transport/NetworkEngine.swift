@@ -41,9 +41,13 @@ final class NetworkEngine: @unchecked Sendable {
     /// Thread-safe: queues a command for the network thread.
     func submit(_ command: Command) {
         inboxLock.lock()
+        let wasEmpty = inbox.isEmpty
         inbox.append(command)
         inboxLock.unlock()
-        curl_multi_wakeup(multi)
+        // One wake-up per batch of commands: a non-empty inbox already has one
+        // pending (curl's wake-up stays readable until the thread polls), and
+        // the thread drains the whole inbox each time round.
+        if wasEmpty { curl_multi_wakeup(multi) }
     }
 
     // MARK: - Network thread

@@ -13,7 +13,7 @@ final class FuzzFindingsTests: XCTestCase {
     /// FoundationXML's XMLDocument crashed (NULL root) on bytes libxml2 takes
     /// for an empty document; the serializer must throw instead.
     func testXMLDocumentWithoutARootElementThrows() {
-        let inputs: [[UInt8]] = [[0x00, 0x86], [0x00], [0x00, 0x00, 0x00], Array("<?xml version=\"1.0\"?>".utf8), Array("<!-- c -->".utf8)]
+        let inputs: [[UInt8]] = [[0x00, 0x86], [0x00, 0xDC, 0xBF], [0x00], [0x00, 0x00, 0x00], Array("<?xml version=\"1.0\"?>".utf8), Array("<!-- c -->".utf8)]
         for bytes in inputs {
             let response = makeResponse(contentType: "application/xml")
             XCTAssertThrowsError(try XMLDocumentResponseSerializer().responseObject(for: response, data: Data(bytes)), "\(bytes)")
