@@ -32,6 +32,17 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     private var currentTransfer: Transfer?
     /// Set once the transfer has ended and completion work is under way.
     private(set) var isDelivering = false
+    /// The request of the current hop: the operation's request, or where a
+    /// redirect or an authentication retry led.
+    var hopRequest: URLRequest
+    /// Redirects followed and credentials tried since the operation (re)started.
+    var redirectCount = 0
+    var authenticationFailures = 0
+    /// The body of a response that may be followed up (a redirect or an
+    /// authentication challenge), held until the follow-up is decided.
+    private var interimBody: Data?
+    /// The challenge awaiting an answer from the challenge block, if any.
+    var pendingChallenge: PendingChallenge?
     private(set) var totalBytesRead: Int64 = 0
 
     private var uploadProgress: ((Int, Int64, Int64) -> Void)?
@@ -51,6 +62,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// Creates an operation for `request`; nothing is sent until it starts.
     public required init(request: URLRequest) {
         _request = request
+        hopRequest = request
         super.init()
     }
 
@@ -370,7 +382,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         if change != nil { postOnMain(.AFNetworkingOperationDidFinish) }
     }
 
-    private func finishCancelled() {
+    func finishCancelled() {
         let shouldDeliver: Bool = locked {
             guard state != .finished, !isDelivering else { return false }
             return true
@@ -386,13 +398,24 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     // MARK: - Transfer
 
-    private func beginTransfer() {
+    /// Starts a transfer: the operation's request from the beginning (start,
+    /// resume), or a follow-up hop (a redirect, an authentication retry).
+    func beginTransfer(_ hop: Hop? = nil) {
         lock.lock()
         if _outputStream == nil && memorySink == nil { memorySink = Data() }
         _outputStream?.open()
-        var options = TransferOptions(request: _request)
+        if let hop {
+            hopRequest = hop.request
+        } else {
+            hopRequest = _request
+            redirectCount = 0
+            authenticationFailures = 0
+        }
+        var options = TransferOptions(request: CookieHandling.addingCookies(to: hopRequest))
+        options.credentials = hop?.credentials
         options.reportsUploadProgress = uploadProgress != nil
         options.tls = _securityPolicy.transferVerification
+        interimBody = nil
         lock.unlock()
 
         let transfer: Transfer
@@ -420,6 +443,12 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         }
     }
 
+    /// A follow-up request and the credentials to send with it.
+    struct Hop {
+        var request: URLRequest
+        var credentials: TransferCredentials?
+    }
+
     func isCurrent(_ transfer: Transfer) -> Bool { locked { currentTransfer === transfer } }
 
     func transferDidReceive(_ transfer: Transfer, response: ReceivedResponse) {
@@ -427,8 +456,25 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
             guard currentTransfer === transfer else { return }
             receivedResponse = response
             _response = nil
+            interimBody = mayFollowUp(response) ? Data() : nil
         }
     }
+
+    /// Redirects and authentication challenges may lead to another request;
+    /// their bodies wait aside instead of reaching the output stream.
+    private func mayFollowUp(_ response: ReceivedResponse) -> Bool {
+        switch response.statusCode {
+        // curl resolves the target only once the transfer is done, so while
+        // the body arrives the Location header is what tells.
+        case 301, 302, 303, 307, 308: return response.redirectURL != nil || response.value(forField: "location") != nil
+        case 401, 407: return true
+        default: return false
+        }
+    }
+
+    /// Bodies of responses that may be followed up are small in practice; past
+    /// this they are cut rather than held without bound.
+    static let interimBodyLimit = 1 << 20
 
     func transferDidReceive(_ transfer: Transfer, bytes: UnsafeRawBufferPointer) -> Error? {
         lock.lock()
@@ -436,7 +482,12 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
             lock.unlock()
             return TransportErrors.make(NSURLErrorCancelled, url: nil, underlying: nil)
         }
-        if memorySink != nil {
+        if interimBody != nil {
+            let room = URLConnectionOperation.interimBodyLimit - (interimBody?.count ?? 0)
+            if room > 0 { interimBody?.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(room))) }
+            lock.unlock()
+            return nil
+        } else if memorySink != nil {
             memorySink?.append(contentsOf: bytes)
         } else if let stream = _outputStream, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) {
             var written = 0
@@ -467,6 +518,53 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         effectiveCompletionQueue.async(group: effectiveCompletionGroup) { progress(bytes, total, expected) }
     }
 
+    /// A transfer ended. A redirect or a challenge is followed up off the
+    /// network thread; anything else ends the operation.
+    func transferDidComplete(_ transfer: Transfer, response: ReceivedResponse?, error: NSError?) {
+        let interim: Data? = locked {
+            // A body-less response never passed through `transferDidReceive`.
+            guard currentTransfer === transfer, error == nil, let response,
+                  let body = interimBody ?? (mayFollowUp(response) ? Data() : nil) else { return nil }
+            // Between hops no transfer is current: cancel() and pause() are
+            // then honoured by the next beginTransfer.
+            currentTransfer = nil
+            interimBody = nil
+            return body
+        }
+        guard let interim, let response else {
+            if isCurrent(transfer) { transferDidEnd(response: response, error: error) }
+            return
+        }
+        CompletionDefaults.processingQueue.async { [self] in followUp(response, body: interim) }
+    }
+
+    /// Ends the operation with a response whose follow-up was declined: its
+    /// body goes to the output after all.
+    func finishWithInterimResponse(_ response: ReceivedResponse, body: Data) {
+        lock.lock()
+        if memorySink != nil {
+            memorySink?.append(body)
+        } else if let stream = _outputStream, !body.isEmpty {
+            body.withUnsafeBytes { buffer in
+                guard let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+                var written = 0
+                while written < buffer.count {
+                    let count = stream.write(base + written, maxLength: buffer.count - written)
+                    if count <= 0 { break }
+                    written += count
+                }
+            }
+        }
+        totalBytesRead += Int64(body.count)
+        lock.unlock()
+        transferDidEnd(response: response, error: nil)
+    }
+
+    /// Whether a follow-up hop may still start (not cancelled, paused or over).
+    var canContinueHops: Bool {
+        locked { state == .executing && !isCancelled && !isDelivering && currentTransfer == nil }
+    }
+
     /// The transfer is over (or never ran): record the outcome once, then hand
     /// over to `deliverCompletion`, which finishes the operation.
     func transferDidEnd(response: ReceivedResponse?, error: NSError?) {
@@ -480,6 +578,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         if let response {
             receivedResponse = response
             _response = nil
+            CookieHandling.store(from: response, for: hopRequest)
         }
         _error = error
         if let sink = memorySink {
@@ -581,7 +680,6 @@ final class TransferSink: TransferDelegate {
     }
 
     func transfer(_ transfer: Transfer, didCompleteWithResponse response: ReceivedResponse?, error: NSError?) {
-        guard operation.isCurrent(transfer) else { return }
-        operation.transferDidEnd(response: response, error: error)
+        operation.transferDidComplete(transfer, response: response, error: error)
     }
 }

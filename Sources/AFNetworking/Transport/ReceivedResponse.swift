@@ -12,13 +12,25 @@ struct ReceivedResponse {
     let statusCode: Int
     let statusLine: String
     let fields: [(name: String, value: String)]
+    /// Where a 3xx response points, resolved against the request URL by curl.
+    let redirectURL: URL?
+
+    /// The first value of a header field, compared without case.
+    func value(forField wanted: String) -> String? {
+        for (name, value) in fields where name.utf8.count == wanted.utf8.count && name.lowercased() == wanted.lowercased() {
+            return value
+        }
+        return nil
+    }
+
+    /// Every value of a header field, in order (for repeated fields).
+    func values(forField wanted: String) -> [String] {
+        fields.filter { $0.name.lowercased() == wanted.lowercased() }.map(\.value)
+    }
 
     /// Content-Length, or -1 when absent or unparsable (Foundation's meaning).
     var expectedContentLength: Int64 {
-        for (name, value) in fields where name.utf8.count == 14 && name.lowercased() == "content-length" {
-            return Int64(value) ?? -1
-        }
-        return -1
+        value(forField: "content-length").flatMap { Int64($0) } ?? -1
     }
 
     func makeHTTPURLResponse() -> HTTPURLResponse? {

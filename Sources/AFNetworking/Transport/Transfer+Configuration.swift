@@ -24,8 +24,9 @@ extension Transfer {
         try easy.set(CURLOPT_PRIVATE, pointer: userdata)
         try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
 
-        try easy.set(CURLOPT_FOLLOWLOCATION, options.followsRedirects)
-        try easy.set(CURLOPT_MAXREDIRS, options.maximumRedirects)
+        // Redirects are followed by the operation, one transfer per hop, so the
+        // redirect block, cookies, credentials and the security policy see each.
+        try easy.set(CURLOPT_FOLLOWLOCATION, false)
         // Idle time is watched by the engine (NSURLRequest semantics); curl only
         // bounds connection setup, which makes no progress callbacks of its own.
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(options.idleTimeout * 1000)))
@@ -37,6 +38,7 @@ extension Transfer {
 
         try configureTLS()
         try configurePolicyVerification(userdata)
+        try configureCredentials()
         try configureMethodAndBody(request)
         try easy.setHeaders(headerLines(for: request))
 
@@ -44,6 +46,20 @@ extension Transfer {
         try easy.set(CURLOPT_WRITEDATA, pointer: userdata)
         try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_HEADERFUNCTION, transferHeaderCallback).check("header callback")
         try easy.set(CURLOPT_HEADERDATA, pointer: userdata)
+    }
+
+    private func configureCredentials() throws {
+        guard let credentials = options.credentials else { return }
+        let scheme = credentials.scheme == .basic ? CAFCURL_AUTH_BASIC : CAFCURL_AUTH_DIGEST
+        if credentials.forProxy {
+            try easy.set(CURLOPT_PROXYUSERNAME, credentials.user)
+            try easy.set(CURLOPT_PROXYPASSWORD, credentials.password)
+            try easy.set(CURLOPT_PROXYAUTH, Int(scheme))
+        } else {
+            try easy.set(CURLOPT_USERNAME, credentials.user)
+            try easy.set(CURLOPT_PASSWORD, credentials.password)
+            try easy.set(CURLOPT_HTTPAUTH, Int(scheme))
+        }
     }
 
     private func configureTLS() throws {

@@ -78,7 +78,11 @@ final class Transfer {
 
     /// Hands the outcome to the delegate and drops it, ending the retain cycle.
     func finish(error: NSError?) {
-        let response = deliveredResponse ?? (easy.info(long: CURLINFO_RESPONSE_CODE) > 0 ? makeResponse() : nil)
+        var response = deliveredResponse
+        // A redirect's target (CURLINFO_REDIRECT_URL) is only known now.
+        if response == nil || (300..<400).contains(response?.statusCode ?? 0) {
+            response = easy.info(long: CURLINFO_RESPONSE_CODE) > 0 ? makeResponse() : response
+        }
         let delegate = self.delegate
         self.delegate = nil
         delegate?.transfer(self, didCompleteWithResponse: response, error: error)
@@ -157,11 +161,12 @@ final class Transfer {
     private func makeResponse() -> ReceivedResponse? {
         guard let requestURL = options.request.url else { return nil }
         let status = easy.info(long: CURLINFO_RESPONSE_CODE)
-        var url = requestURL
-        // Parse the effective URL only when curl followed a redirect.
-        if easy.info(long: CURLINFO_REDIRECT_COUNT) > 0, let effective = easy.info(string: CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) {
-            url = effective
+        let url = requestURL
+        var redirectURL: URL?
+        if (300..<400).contains(status) {
+            redirectURL = easy.info(string: CURLINFO_REDIRECT_URL).flatMap(URL.init(string:))
         }
-        return ReceivedResponse(url: url, statusCode: status, statusLine: head.statusLine, fields: head.rawFields)
+        return ReceivedResponse(url: url, statusCode: status, statusLine: head.statusLine, fields: head.rawFields,
+                                redirectURL: redirectURL)
     }
 }

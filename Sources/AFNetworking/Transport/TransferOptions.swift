@@ -11,11 +11,8 @@ struct TransferOptions {
     /// NSURLRequest's `timeoutInterval`: the longest the transfer may go without
     /// progress (connecting, sending or receiving) before it fails as timed out.
     var idleTimeout: TimeInterval
-    /// Whether curl follows 3xx responses itself. The seam for a redirect policy.
-    var followsRedirects = true
-    /// Redirects followed before failing with NSURLErrorHTTPTooManyRedirects
-    /// (CFNetwork's limit).
-    var maximumRedirects = 16
+    /// Credentials answering an authentication challenge on this transfer.
+    var credentials: TransferCredentials?
     /// Whether upload progress must be reported (costs a callback per tick).
     var reportsUploadProgress = false
     /// How the server's certificate is checked.
@@ -26,6 +23,17 @@ struct TransferOptions {
         let timeout = request.timeoutInterval
         self.idleTimeout = timeout > 0 && timeout.isFinite ? timeout : 60
     }
+}
+
+/// A user name and password for HTTP Basic or Digest authentication (curl
+/// performs Digest's own round trip within the transfer).
+struct TransferCredentials {
+    enum Scheme { case basic, digest }
+    var user: String
+    var password: String
+    var scheme: Scheme
+    /// True for a proxy's challenge (407), false for the server's (401).
+    var forProxy: Bool
 }
 
 /// Certificate verification settings applied to one transfer.

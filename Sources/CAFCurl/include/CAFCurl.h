@@ -55,6 +55,10 @@ CURLMcode cafcurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value
 /// Why: curl_share_setopt is variadic; `long` flavour (CURLSHOPT_SHARE).
 CURLSHcode cafcurl_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
 
+/// Why: libcurl's CURLAUTH_* values are macros with casts, which Swift does not import.
+static const long CAFCURL_AUTH_BASIC = (long)CURLAUTH_BASIC;
+static const long CAFCURL_AUTH_DIGEST = (long)CURLAUTH_DIGEST;
+
 /// Names the calling thread as the OS sees it (ps, top -H, perf, gdb).
 /// Why: pthread_setname_np is a GNU extension Swift's Glibc module does not
 /// expose, and Foundation's Thread.name does not reliably reach the OS.
