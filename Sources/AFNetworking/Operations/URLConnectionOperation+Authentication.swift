@@ -63,7 +63,7 @@ extension URLConnectionOperation: URLAuthenticationChallengeSender {
     private func defaultCredential(for space: URLProtectionSpace, failures: Int) -> URLCredential? {
         var candidates: [URLCredential] = []
         if let credential { candidates.append(credential) }
-        if shouldUseCredentialStorage, let stored = URLCredentialStorage.shared.defaultCredential(for: space),
+        if shouldUseCredentialStorage, let stored = StoredCredentials.defaultCredential(for: space),
            !candidates.contains(where: { $0.user == stored.user && $0.password == stored.password }) {
             candidates.append(stored)
         }
@@ -174,5 +174,25 @@ struct ChallengeOffer {
             return URLProtectionSpace(proxyHost: host, port: port, type: NSURLProtectionSpaceHTTPProxy, realm: realm, authenticationMethod: method)
         }
         return URLProtectionSpace(host: host, port: port, protocol: scheme, realm: realm, authenticationMethod: method)
+    }
+}
+
+/// Looks credentials up in `URLCredentialStorage.shared` by the protection
+/// space's fields. swift-corelibs-foundation's `URLProtectionSpace` equality
+/// compares identity, so `defaultCredential(for:)` only finds the very
+/// instance a credential was stored with.
+enum StoredCredentials {
+    static func defaultCredential(for space: URLProtectionSpace) -> URLCredential? {
+        let storage = URLCredentialStorage.shared
+        for (stored, credentials) in storage.allCredentials where matches(stored, space) {
+            return storage.defaultCredential(for: stored) ?? credentials.values.first
+        }
+        return nil
+    }
+
+    private static func matches(_ lhs: URLProtectionSpace, _ rhs: URLProtectionSpace) -> Bool {
+        lhs.host.lowercased() == rhs.host.lowercased() && lhs.port == rhs.port
+            && lhs.protocol?.lowercased() == rhs.protocol?.lowercased() && lhs.realm == rhs.realm
+            && lhs.authenticationMethod == rhs.authenticationMethod && lhs.isProxy() == rhs.isProxy()
     }
 }

@@ -1,0 +1,118 @@
+import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// Basic and Digest authentication and cookies, against httpbin.
+final class AuthenticationCookieTests: OperationTestCase {
+    private static var httpbin: HTTPBinFixture?
+    private static var startError: Error?
+
+    override class func setUp() {
+        super.setUp()
+        do { httpbin = try HTTPBinFixture() } catch { startError = error }
+    }
+
+    override class func tearDown() {
+        httpbin?.stop()
+        httpbin = nil
+        super.tearDown()
+    }
+
+    private func binURL(_ path: String) throws -> URL {
+        if let httpbin = Self.httpbin { return URL(string: httpbin.baseURL.absoluteString + path)! }
+        if let skip = Self.startError as? XCTSkip { throw skip }
+        XCTFail("httpbin fixture failed: \(String(describing: Self.startError))")
+        throw XCTSkip("httpbin unavailable")
+    }
+
+    func testBasicWithTheOperationsCredential() throws {
+        let operation = HTTPRequestOperation(request: URLRequest(url: try binURL("/basic-auth/alice/wonder")))
+        operation.credential = URLCredential(user: "alice", password: "wonder", persistence: .none)
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(operation.response?.statusCode, 200)
+    }
+
+    func testDigestWithTheOperationsCredential() throws {
+        let operation = HTTPRequestOperation(request: URLRequest(url: try binURL("/digest-auth/auth/bob/builder")))
+        operation.credential = URLCredential(user: "bob", password: "builder", persistence: .none)
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(operation.response?.statusCode, 200)
+    }
+
+    func testWrongCredentialsDoNotLoopAndEndWith401() throws {
+        let operation = HTTPRequestOperation(request: URLRequest(url: try binURL("/basic-auth/alice/wonder")))
+        operation.credential = URLCredential(user: "alice", password: "wrong", persistence: .none)
+        let outcome = run(operation)
+        XCTAssertEqual(operation.response?.statusCode, 401)
+        XCTAssertEqual(outcome.error?.code, NSURLErrorBadServerResponse)
+    }
+
+    func testChallengeBlockGetsTheProtectionSpaceAndUsesACredential() throws {
+        let target = try binURL("/digest-auth/auth/carol/secret")
+        let operation = HTTPRequestOperation(request: URLRequest(url: target))
+        var seen: [(String, Int, String?, Int)] = []
+        operation.setWillSendRequestForAuthenticationChallengeBlock { operation, challenge in
+            let space = challenge.protectionSpace
+            seen.append((space.host, space.port, space.authenticationMethod, challenge.previousFailureCount))
+            XCTAssertTrue(challenge.sender === operation)
+            XCTAssertEqual((challenge.failureResponse as? HTTPURLResponse)?.statusCode, 401)
+            let password = challenge.previousFailureCount == 0 ? "wrong" : "secret"
+            challenge.sender?.use(URLCredential(user: "carol", password: password, persistence: .none), for: challenge)
+        }
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(seen.count, 2, "wrong first, right second")
+        XCTAssertEqual(seen.first?.0, target.host)
+        XCTAssertEqual(seen.first?.1, target.port)
+        XCTAssertEqual(seen.first?.2, NSURLAuthenticationMethodHTTPDigest)
+        XCTAssertEqual(seen.map(\.3), [0, 1])
+    }
+
+    func testChallengeBlockCanContinueWithoutOrCancel() throws {
+        let continuing = HTTPRequestOperation(request: URLRequest(url: try binURL("/basic-auth/a/b")))
+        continuing.setWillSendRequestForAuthenticationChallengeBlock { _, challenge in
+            XCTAssertEqual(challenge.protectionSpace.authenticationMethod, NSURLAuthenticationMethodHTTPBasic)
+            challenge.sender?.continueWithoutCredential(for: challenge)
+        }
+        run(continuing)
+        XCTAssertEqual(continuing.response?.statusCode, 401)
+
+        let cancelling = HTTPRequestOperation(request: URLRequest(url: try binURL("/basic-auth/a/b")))
+        cancelling.setWillSendRequestForAuthenticationChallengeBlock { _, challenge in challenge.sender?.cancel(challenge) }
+        XCTAssertEqual(run(cancelling).error?.code, NSURLErrorCancelled)
+    }
+
+    func testCredentialStorageIsConsultedWhenAllowed() throws {
+        let target = try binURL("/basic-auth/dave/stored")
+        let space = URLProtectionSpace(host: target.host!, port: target.port!, protocol: "http", realm: "Fake Realm",
+                                       authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+        URLCredentialStorage.shared.setDefaultCredential(URLCredential(user: "dave", password: "stored", persistence: .forSession), for: space)
+        defer { URLCredentialStorage.shared.remove(URLCredential(user: "dave", password: "stored", persistence: .forSession), for: space) }
+
+        let allowed = HTTPRequestOperation(request: URLRequest(url: target))
+        XCTAssertNil(run(allowed).error)
+        let refused = HTTPRequestOperation(request: URLRequest(url: target))
+        refused.shouldUseCredentialStorage = false
+        run(refused)
+        XCTAssertEqual(refused.response?.statusCode, 401)
+    }
+
+    func testCookiesAreStoredAndSentBack() throws {
+        let setter = HTTPRequestOperation(request: URLRequest(url: try binURL("/cookies/set?flavour=oatmeal")))
+        XCTAssertNil(run(setter).error)  // 302 to /cookies, which echoes what it received
+        let echoed = setter.responseData.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        XCTAssertEqual((echoed?["cookies"] as? [String: String])?["flavour"], "oatmeal", "the cookie went out on the redirect hop")
+        let stored = HTTPCookieStorage.shared.cookies(for: try binURL("/cookies")) ?? []
+        XCTAssertTrue(stored.contains { $0.name == "flavour" && $0.value == "oatmeal" })
+
+        var without = URLRequest(url: try binURL("/cookies"))
+        without.httpShouldHandleCookies = false
+        let plain = HTTPRequestOperation(request: without)
+        XCTAssertNil(run(plain).error)
+        let none = plain.responseData.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        XCTAssertEqual((none?["cookies"] as? [String: String])?.isEmpty, true)
+        for cookie in stored { HTTPCookieStorage.shared.deleteCookie(cookie) }
+    }
+}
