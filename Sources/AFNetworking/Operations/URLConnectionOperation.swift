@@ -41,6 +41,12 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// The body of a response that may be followed up (a redirect or an
     /// authentication challenge), held until the follow-up is decided.
     private var interimBody: Data?
+    /// How the answer to a resumed request treats the output (see ResumeRules).
+    private var resumeDecision: ResumeRules.Decision?
+    /// The response that stands when a resumed request finds the body complete.
+    private var responseBeforeResume: ReceivedResponse?
+    /// Whether the current hop's response head reached `transferDidReceive`.
+    private var hopResponseSeen = false
     /// The challenge awaiting an answer from the challenge block, if any.
     var pendingChallenge: PendingChallenge?
     private(set) var totalBytesRead: Int64 = 0
@@ -416,6 +422,8 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         options.reportsUploadProgress = uploadProgress != nil
         options.tls = _securityPolicy.transferVerification
         interimBody = nil
+        hopResponseSeen = false
+        resumeDecision = nil
         lock.unlock()
 
         let transfer: Transfer
@@ -454,10 +462,44 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     func transferDidReceive(_ transfer: Transfer, response: ReceivedResponse) {
         locked {
             guard currentTransfer === transfer else { return }
+            responseBeforeResume = receivedResponse
+            hopResponseSeen = true
             receivedResponse = response
             _response = nil
             interimBody = mayFollowUp(response) ? Data() : nil
+            applyResumeRules(to: response)
         }
+    }
+
+    /// For a resumed request: start the output over, keep appending, or mark
+    /// the answer as a failure or as "already complete". Call with `lock` held.
+    private func applyResumeRules(to response: ReceivedResponse) {
+        resumeDecision = nil
+        guard let offset = ResumeRules.offset(of: hopRequest), offset > 0 else { return }
+        let decision = ResumeRules.decide(statusCode: response.statusCode, contentRange: response.value(forField: "content-range"), offset: offset)
+        resumeDecision = decision
+        guard decision == .restart else { return }
+        totalBytesRead = 0
+        if memorySink != nil {
+            memorySink = Data()
+        } else if let stream = _outputStream {
+            // A file stream goes back to its start; a caller's memory stream
+            // cannot be emptied, so it is replaced by a fresh one.
+            if stream.property(forKey: .fileCurrentOffsetKey) != nil {
+                _ = stream.setProperty(NSNumber(value: 0), forKey: .fileCurrentOffsetKey)
+            } else if stream.property(forKey: .dataWrittenToMemoryStreamKey) != nil {
+                stream.close()
+                let fresh = OutputStream(toMemory: ())
+                fresh.open()
+                _outputStream = fresh
+            }
+        }
+    }
+
+    /// The error a resumed request ends with when the server's answer does not fit.
+    private func resumeFailure(_ reason: String) -> NSError {
+        TransportErrors.make(NSURLErrorBadServerResponse, url: hopRequest.url, underlying: nil,
+                             description: "The download could not be resumed: \(reason).")
     }
 
     /// Redirects and authentication challenges may lead to another request;
@@ -481,6 +523,14 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         guard currentTransfer === transfer else {
             lock.unlock()
             return TransportErrors.make(NSURLErrorCancelled, url: nil, underlying: nil)
+        }
+        if case .fail(let reason)? = resumeDecision {
+            lock.unlock()
+            return resumeFailure(reason)
+        }
+        if resumeDecision == .alreadyComplete {
+            lock.unlock()
+            return nil   // the 416's own body is not part of the entity
         }
         if interimBody != nil {
             let room = URLConnectionOperation.interimBodyLimit - (interimBody?.count ?? 0)
@@ -532,7 +582,24 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
             return body
         }
         guard let interim, let response else {
-            if isCurrent(transfer) { transferDidEnd(response: response, error: error) }
+            guard isCurrent(transfer) else { return }
+            var outcome = (response: response, error: error)
+            if error == nil, let response {
+                let (decision, earlier) = locked { () -> (ResumeRules.Decision?, ReceivedResponse?) in
+                    // A body-less answer never went through transferDidReceive.
+                    if !hopResponseSeen {
+                        responseBeforeResume = receivedResponse
+                        applyResumeRules(to: response)
+                    }
+                    return (resumeDecision, responseBeforeResume)
+                }
+                switch decision {
+                case .fail(let reason)?: outcome.error = locked { resumeFailure(reason) }
+                case .alreadyComplete?: outcome.response = earlier ?? response
+                default: break
+                }
+            }
+            transferDidEnd(response: outcome.response, error: outcome.error)
             return
         }
         CompletionDefaults.processingQueue.async { [self] in followUp(response, body: interim) }

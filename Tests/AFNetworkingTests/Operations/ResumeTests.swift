@@ -1,0 +1,113 @@
+@testable import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// What a resumed download does with each kind of answer.
+final class ResumeTests: OperationTestCase {
+    private let body = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    /// Serves the first 10,000 bytes, then stalls, so the test can pause;
+    /// ranged requests get `answer`.
+    private func serve(answer: @escaping (Int) -> [ScriptedServer.Step]) {
+        let body = self.body
+        server.route("/file") { request in
+            if let range = request.headers.first(name: "range"), let start = Int(range.dropFirst(6).dropLast()) {
+                return answer(start)
+            }
+            return [.head(status: 200, headers: [("Content-Length", "\(body.count)"), ("ETag", "\"e1\"")]),
+                    .body(body[0..<10_000]), .wait(30)]
+        }
+    }
+
+    private func pausedOperation() -> (HTTPRequestOperation, () -> Outcome) {
+        let operation = HTTPRequestOperation(request: request("/file"))
+        var outcome = Outcome()
+        var paused = false
+        operation.setDownloadProgressBlock { [weak operation] _, total, _ in
+            if !paused && total >= 10_000 { paused = true; operation?.pause() }
+        }
+        operation.setCompletionBlockWithSuccess({ _, _ in outcome.calls += 1 },
+                                                failure: { _, error in outcome.error = error as NSError; outcome.calls += 1 })
+        operation.start()
+        XCTAssertTrue(spin { operation.isPaused })
+        return (operation, { [unowned self] in
+            operation.resume()
+            XCTAssertTrue(self.spin { outcome.calls > 0 && operation.isFinished })
+            return outcome
+        })
+    }
+
+    func testA206FromTheOffsetAppends() {
+        let body = self.body
+        serve { start in
+            [.head(status: 206, headers: [("Content-Length", "\(body.count - start)"),
+                                          ("Content-Range", "bytes \(start)-\(body.count - 1)/\(body.count)")]),
+             .body(body[start...]), .end]
+        }
+        let (operation, resume) = pausedOperation()
+        XCTAssertNil(resume().error)
+        XCTAssertEqual(operation.responseData, body)
+    }
+
+    func testA200RestartsTheBodyInsteadOfAppending() {
+        let fresh = Data(repeating: 9, count: 25_000)
+        serve { _ in [.head(status: 200, headers: [("Content-Length", "\(fresh.count)")]), .body(fresh), .end] }
+        let (operation, resume) = pausedOperation()
+        XCTAssertNil(resume().error)
+        XCTAssertEqual(operation.responseData, fresh)
+    }
+
+    func testA206AtTheWrongOffsetFailsCleanly() {
+        let body = self.body
+        serve { _ in
+            [.head(status: 206, headers: [("Content-Length", "\(body.count - 5_000)"),
+                                          ("Content-Range", "bytes 5000-\(body.count - 1)/\(body.count)")]),
+             .body(body[5_000...]), .end]
+        }
+        let (_, resume) = pausedOperation()
+        let outcome = resume()
+        XCTAssertEqual(outcome.calls, 1)
+        XCTAssertEqual(outcome.error?.domain, NSURLErrorDomain)
+        XCTAssertEqual(outcome.error?.code, NSURLErrorBadServerResponse)
+        XCTAssertTrue(outcome.error?.localizedDescription.contains("resumed at byte 5000") ?? false, "\(String(describing: outcome.error))")
+    }
+
+    func testA416ForAnAlreadyCompleteBodyCompletes() {
+        // The whole entity was 10,000 bytes: a ranged request from 10,000 is unsatisfiable.
+        let small = body[0..<10_000]
+        server.route("/file") { request in
+            if request.headers.first(name: "range") != nil {
+                return [.head(status: 416, headers: [("Content-Range", "bytes */10000"), ("Content-Length", "0")]), .end]
+            }
+            // Chunked, so the client cannot tell the body is complete and stays paused.
+            return [.head(status: 200, headers: [("Transfer-Encoding", "chunked")]), .body(Data(small)), .wait(30)]
+        }
+        let operation = HTTPRequestOperation(request: request("/file"))
+        var done = false
+        operation.setCompletionBlockWithSuccess({ _, _ in done = true }, failure: { _, _ in done = true })
+        var paused = false
+        operation.setDownloadProgressBlock { [weak operation] _, total, _ in
+            if !paused && total >= 10_000 { paused = true; operation?.pause() }
+        }
+        operation.start()
+        XCTAssertTrue(spin { operation.isPaused })
+        operation.resume()
+        XCTAssertTrue(spin { done && operation.isFinished })
+        XCTAssertNil(operation.error, "\(server.requests.map { ($0.uri, $0.headers.first(name: "range") ?? "-") })")
+        XCTAssertEqual(operation.response?.statusCode, 200)
+        XCTAssertEqual(operation.responseData, Data(small))
+    }
+
+    func testDecisionTable() {
+        XCTAssertEqual(ResumeRules.decide(statusCode: 206, contentRange: "bytes 100-199/200", offset: 100), .append)
+        XCTAssertEqual(ResumeRules.decide(statusCode: 200, contentRange: nil, offset: 100), .restart)
+        XCTAssertEqual(ResumeRules.decide(statusCode: 416, contentRange: "bytes */100", offset: 100), .alreadyComplete)
+        XCTAssertEqual(ResumeRules.decide(statusCode: 404, contentRange: nil, offset: 100), .notApplicable)
+        if case .fail = ResumeRules.decide(statusCode: 206, contentRange: nil, offset: 100) {} else { XCTFail("206 without Content-Range") }
+        if case .fail = ResumeRules.decide(statusCode: 416, contentRange: "bytes */300", offset: 100) {} else { XCTFail("416 with more to come") }
+        XCTAssertEqual(ResumeRules.offset(of: URLRequest(url: URL(string: "http://x/")!)), nil)
+    }
+}
