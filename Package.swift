@@ -23,9 +23,11 @@ let package = Package(
             name: "CAFOpenSSL",
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
+        // The netlink socket reachability listens on (Linux headers Swift cannot import).
+        .target(name: "CAFSystem"),
         .target(
             name: "AFNetworking",
-            dependencies: ["CAFCurl", "CAFOpenSSL"]
+            dependencies: ["CAFCurl", "CAFOpenSSL", "CAFSystem"]
         ),
         .executableTarget(
             name: "afn",

@@ -11,7 +11,7 @@ struct AFN: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "afn",
         abstract: "An HTTP client built on AFNetworking for Linux.",
-        subcommands: [Get.self, Demo.self]
+        subcommands: [Get.self, Demo.self, Reach.self]
     )
 }
 

@@ -1,0 +1,12 @@
+/// Whether a host, an address or the network in general can be reached
+/// (AFNetworking 2.7's `AFNetworkReachabilityStatus`).
+public enum NetworkReachabilityStatus: Int {
+    /// Not determined yet (before the first evaluation after `startMonitoring()`).
+    case unknown = -1
+    /// No route leads there.
+    case notReachable = 0
+    /// Reachable through a wireless-WAN interface (wwan*, ppp*, rmnet*, wwp*, …).
+    case reachableViaWWAN = 1
+    /// Reachable through any other interface (Ethernet, Wi-Fi, loopback).
+    case reachableViaWiFi = 2
+}

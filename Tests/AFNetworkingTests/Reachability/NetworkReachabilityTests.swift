@@ -1,0 +1,93 @@
+@testable import AFNetworking
+import Foundation
+import XCTest
+
+/// Reachability from the kernel's routes, and from a network namespace with no
+/// routes at all (a namespace the test makes itself with `unshare`).
+final class NetworkReachabilityTests: XCTestCase {
+    private func loopbackManager() -> NetworkReachabilityManager {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { NetworkReachabilityManager.manager(forAddress: UnsafeRawPointer($0)) }
+    }
+
+    private func waitForStatus(_ manager: NetworkReachabilityManager, timeout: TimeInterval = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while manager.networkReachabilityStatus == .unknown && Date() < deadline {
+            RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
+        }
+        return manager.networkReachabilityStatus != .unknown
+    }
+
+    func testUnknownUntilMonitoringEvaluates() {
+        let manager = loopbackManager()
+        XCTAssertEqual(manager.networkReachabilityStatus, .unknown)
+        XCTAssertFalse(manager.isReachable)
+        XCTAssertEqual(manager.localizedNetworkReachabilityStatusString(), "Unknown")
+    }
+
+    func testLoopbackAddressIsReachableAndNotifies() {
+        let manager = loopbackManager()
+        var blockStatuses: [NetworkReachabilityStatus] = []
+        manager.setReachabilityStatusChange { status in
+            XCTAssertTrue(Thread.isMainThread)
+            blockStatuses.append(status)
+        }
+        let notified = expectation(forNotification: .AFNetworkingReachabilityDidChange, object: manager) { note in
+            (note.userInfo?[AFNetworkingReachabilityNotificationStatusItem] as? NSNumber)?.intValue == NetworkReachabilityStatus.reachableViaWiFi.rawValue
+        }
+        manager.startMonitoring()
+        wait(for: [notified], timeout: 10)
+        manager.stopMonitoring()
+        XCTAssertEqual(manager.networkReachabilityStatus, .reachableViaWiFi)
+        XCTAssertTrue(manager.isReachable && manager.isReachableViaWiFi && !manager.isReachableViaWWAN)
+        XCTAssertEqual(blockStatuses, [.reachableViaWiFi])
+        XCTAssertEqual(manager.localizedNetworkReachabilityStatusString(), "Reachable via WiFi")
+    }
+
+    func testLocalhostDomainIsReachable() {
+        let manager = NetworkReachabilityManager.manager(forDomain: "localhost")
+        manager.startMonitoring()
+        defer { manager.stopMonitoring() }
+        XCTAssertTrue(waitForStatus(manager))
+        XCTAssertTrue(manager.isReachable)
+    }
+
+    func testSharedManagerAgreesWithTheDefaultRoute() {
+        let manager = NetworkReachabilityManager.shared()
+        XCTAssertTrue(manager === NetworkReachabilityManager.shared())
+        manager.startMonitoring()
+        defer { manager.stopMonitoring() }
+        XCTAssertTrue(waitForStatus(manager))
+        XCTAssertEqual(manager.isReachable, RouteProbe.defaultRouteInterface() != nil)
+    }
+
+    func testInterfaceClassification() {
+        for name in ["wwan0", "wwp0s20u4", "ppp0", "rmnet_data0"] { XCTAssertEqual(RouteProbe.classify(interface: name), .reachableViaWWAN, name) }
+        for name in ["eth0", "wlan0", "enp3s0", "lo", "veth1"] { XCTAssertEqual(RouteProbe.classify(interface: name), .reachableViaWiFi, name) }
+    }
+
+    /// In a fresh network namespace only a down loopback exists: nothing is reachable.
+    func testNothingIsReachableInANamespaceWithoutRoutes() throws {
+        let unshare = try Fixtures.requireBinary("unshare", ["/usr/bin/unshare", "/bin/unshare"])
+        let bundle = Bundle(for: Self.self).bundleURL
+        let candidates = [bundle.appendingPathComponent("afn"), bundle.deletingLastPathComponent().appendingPathComponent("afn")]
+        let afn = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+        guard FileManager.default.isExecutableFile(atPath: afn.path) else {
+            throw XCTSkip("the afn executable is not built next to the tests (\(afn.path)); run `swift build` first")
+        }
+        guard getuid() == 0 else { throw XCTSkip("creating a network namespace needs root") }
+        for arguments in [["reach"], ["reach", "--address", "10.11.12.13"], ["reach", "--address", "127.0.0.1"]] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: unshare)
+            process.arguments = ["--net", afn.path] + arguments
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            process.waitUntilExit()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            XCTAssertEqual(text.trimmingCharacters(in: .whitespacesAndNewlines), "Not Reachable", "\(arguments)")
+        }
+    }
+}
