@@ -3,6 +3,15 @@ import Foundation
 // AFNetworking 2.x spellings. Each is deprecated with `renamed:`, so code moved
 // over from Objective-C compiles with warnings whose fix-its give the new name.
 
+@available(*, deprecated, renamed: "HTTPRequestOperationManager")
+public typealias AFHTTPRequestOperationManager = HTTPRequestOperationManager
+
+@available(*, deprecated, renamed: "NetworkReachabilityManager")
+public typealias AFNetworkReachabilityManager = NetworkReachabilityManager
+
+@available(*, deprecated, renamed: "NetworkReachabilityStatus")
+public typealias AFNetworkReachabilityStatus = NetworkReachabilityStatus
+
 @available(*, deprecated, renamed: "URLConnectionOperation")
 public typealias AFURLConnectionOperation = URLConnectionOperation
 
@@ -62,3 +71,6 @@ public let AFNetworkingOperationDidStartNotification = Notification.Name.AFNetwo
 
 @available(*, deprecated, renamed: "Notification.Name.AFNetworkingOperationDidFinish")
 public let AFNetworkingOperationDidFinishNotification = Notification.Name.AFNetworkingOperationDidFinish
+
+@available(*, deprecated, renamed: "Notification.Name.AFNetworkingReachabilityDidChange")
+public let AFNetworkingReachabilityDidChangeNotification = Notification.Name.AFNetworkingReachabilityDidChange

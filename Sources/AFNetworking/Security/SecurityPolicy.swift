@@ -96,9 +96,13 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying {
         self.init(mode: SSLPinningMode(rawValue: rawMode) ?? .none)
         allowInvalidCertificates = coder.decodeBool(forKey: CodingKey.allowInvalidCertificates)
         validatesDomainName = coder.decodeBool(forKey: CodingKey.validatesDomainName)
-        let certificates = coder.decodeObject(of: [NSArray.self, NSData.self], forKey: CodingKey.pinnedCertificates)
-        setPinnedCertificates((certificates as? [NSData])?.map { Data(referencing: $0) }
-            ?? (certificates as? [Data]))
+        // A key that was never written must not be decoded: swift-corelibs-
+        // foundation then fails the whole archive ("the data is missing").
+        if coder.containsValue(forKey: CodingKey.pinnedCertificates) {
+            let certificates = coder.decodeObject(of: [NSArray.self, NSData.self], forKey: CodingKey.pinnedCertificates)
+            setPinnedCertificates((certificates as? [NSData])?.map { Data(referencing: $0) }
+                ?? (certificates as? [Data]))
+        }
         let hashes = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: CodingKey.pinnedPublicKeyHashes)
         pinnedPublicKeyHashes = Set((hashes as? [String]) ?? [])
     }

@@ -44,4 +44,12 @@ final class SecurityPolicyCodingTests: XCTestCase {
         assertSameSettings(decoded, policy)
         XCTAssertTrue(SecurityPolicy.supportsSecureCoding)
     }
+
+    func testDefaultPolicyWithoutPinnedCertificatesRoundTrips() throws {
+        let archive = try NSKeyedArchiver.archivedData(withRootObject: SecurityPolicy.default(), requiringSecureCoding: true)
+        let restored = try XCTUnwrap(NSKeyedUnarchiver.unarchivedObject(ofClass: SecurityPolicy.self, from: archive))
+        XCTAssertEqual(restored.sslPinningMode, .none)
+        XCTAssertTrue(restored.validatesDomainName)
+        XCTAssertFalse(restored.allowInvalidCertificates)
+    }
 }

@@ -1,0 +1,214 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The convenience facade of AFNetworking 2.x (`AFHTTPRequestOperationManager`):
+/// builds requests relative to a base URL with its request serializer, wraps
+/// them in `HTTPRequestOperation`s carrying its settings, and runs them on its
+/// operation queue.
+open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    /// Every relative URL string is resolved against it. A path gets a
+    /// trailing "/" so that "users" under "http://h/api" means "/api/users".
+    public private(set) var baseURL: URL?
+    /// Builds each request (default `HTTPRequestSerializer()`).
+    public var requestSerializer = HTTPRequestSerializer()
+    /// Given to each operation (default `JSONResponseSerializer()`).
+    public var responseSerializer: HTTPResponseSerializer = JSONResponseSerializer()
+    /// Where the verb methods enqueue their operations.
+    public var operationQueue = OperationQueue()
+    /// Copied onto each operation (default true).
+    public var shouldUseCredentialStorage = true
+    /// Copied onto each operation.
+    public var credential: URLCredential?
+    /// Copied onto each operation (default `SecurityPolicy.default()`).
+    public var securityPolicy = SecurityPolicy.default()
+    /// Watches the network (`NetworkReachabilityManager.shared()`, as in 2.6+); not started by the manager.
+    public var reachabilityManager = NetworkReachabilityManager.shared()
+    /// Copied onto each operation (nil = main queue).
+    public var completionQueue: DispatchQueue?
+    /// Copied onto each operation (nil = a shared group).
+    public var completionGroup: DispatchGroup?
+
+    /// A manager for `baseURL` (nil: URL strings must be absolute).
+    public required init(baseURL: URL? = nil) {
+        self.baseURL = HTTPRequestOperationManager.normalized(baseURL)
+        super.init()
+    }
+
+    /// 2.7 appends "/" to a base URL whose path does not end with one.
+    private static func normalized(_ url: URL?) -> URL? {
+        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+              !components.path.isEmpty, !components.path.hasSuffix("/") else { return url }
+        components.path += "/"
+        return components.url ?? url
+    }
+
+    // MARK: - Operations
+
+    /// An operation for `request` with the manager's serializer, credentials,
+    /// security policy, completion queue and group, and these blocks. Not enqueued.
+    public func httpRequestOperation(with request: URLRequest,
+                                     success: ((HTTPRequestOperation, Any?) -> Void)?,
+                                     failure: ((HTTPRequestOperation, Error) -> Void)?) -> HTTPRequestOperation {
+        let operation = HTTPRequestOperation(request: request)
+        operation.responseSerializer = responseSerializer
+        operation.shouldUseCredentialStorage = shouldUseCredentialStorage
+        operation.credential = credential
+        operation.securityPolicy = securityPolicy
+        operation.setCompletionBlockWithSuccess(success, failure: failure)
+        operation.completionQueue = completionQueue
+        operation.completionGroup = completionGroup
+        return operation
+    }
+
+    // MARK: - Verbs
+
+    /// GET: parameters go in the query string (the serializer's rule).
+    @discardableResult
+    public func get(_ URLString: String, parameters: Any?,
+                    success: ((HTTPRequestOperation, Any?) -> Void)?,
+                    failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+        enqueue(method: "GET", URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// HEAD: the success block gets the operation only (there is no body).
+    @discardableResult
+    public func head(_ URLString: String, parameters: Any?,
+                     success: ((HTTPRequestOperation) -> Void)?,
+                     failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+        enqueue(method: "HEAD", URLString, parameters: parameters,
+                success: success.map { block in { operation, _ in block(operation) } }, failure: failure)
+    }
+
+    /// POST: parameters go in the body (the serializer's encoding).
+    @discardableResult
+    public func post(_ URLString: String, parameters: Any?,
+                     success: ((HTTPRequestOperation, Any?) -> Void)?,
+                     failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+        enqueue(method: "POST", URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// A multipart POST: `parameters` become form fields, `block` appends parts.
+    @discardableResult
+    public func post(_ URLString: String, parameters: Any?,
+                     constructingBodyWith block: ((MultipartFormData) -> Void)?,
+                     success: ((HTTPRequestOperation, Any?) -> Void)?,
+                     failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+        let request: URLRequest
+        do {
+            request = try requestSerializer.multipartFormRequest(withMethod: "POST", urlString: try absoluteString(for: URLString),
+                                                                 parameters: parameters as? [String: Any],
+                                                                 constructingBodyWith: block)
+        } catch {
+            reportFailure(error, to: failure)
+            return nil
+        }
+        return enqueue(request, success: success, failure: failure)
+    }
+
+    /// PUT.
+    @discardableResult
+    public func put(_ URLString: String, parameters: Any?,
+                    success: ((HTTPRequestOperation, Any?) -> Void)?,
+                    failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+        enqueue(method: "PUT", URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// PATCH.
+    @discardableResult
+    public func patch(_ URLString: String, parameters: Any?,
+                      success: ((HTTPRequestOperation, Any?) -> Void)?,
+                      failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+        enqueue(method: "PATCH", URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// DELETE: parameters go in the query string (the serializer's rule).
+    @discardableResult
+    public func delete(_ URLString: String, parameters: Any?,
+                       success: ((HTTPRequestOperation, Any?) -> Void)?,
+                       failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+        enqueue(method: "DELETE", URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    // MARK: - Helpers
+
+    private func enqueue(method: String, _ URLString: String, parameters: Any?,
+                         success: ((HTTPRequestOperation, Any?) -> Void)?,
+                         failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+        let request: URLRequest
+        do {
+            request = try requestSerializer.request(withMethod: method, urlString: try absoluteString(for: URLString), parameters: parameters)
+        } catch {
+            reportFailure(error, to: failure)
+            return nil
+        }
+        return enqueue(request, success: success, failure: failure)
+    }
+
+    private func enqueue(_ request: URLRequest, success: ((HTTPRequestOperation, Any?) -> Void)?,
+                         failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation {
+        let operation = httpRequestOperation(with: request, success: success,
+                                             failure: failure.map { block in { operation, error in block(operation, error) } })
+        operationQueue.addOperation(operation)
+        return operation
+    }
+
+    /// `URLString` resolved against `baseURL` as `URL(string:relativeTo:)` does.
+    private func absoluteString(for URLString: String) throws -> String {
+        guard let url = URL(string: URLString, relativeTo: baseURL), url.scheme != nil else {
+            throw NSError(domain: NSURLErrorDomain, code: NSURLErrorBadURL, userInfo: [
+                NSLocalizedDescriptionKey: "\"\(URLString)\" is not a URL\(baseURL == nil ? " and the manager has no base URL" : "").",
+                NSURLErrorFailingURLStringErrorKey: URLString,
+            ])
+        }
+        return url.absoluteString
+    }
+
+    /// A request that cannot be built fails through `failure(nil, error)` on the completion queue.
+    private func reportFailure(_ error: Error, to failure: ((HTTPRequestOperation?, Error) -> Void)?) {
+        guard let failure else { return }
+        (completionQueue ?? .main).async(group: completionGroup) { failure(nil, error) }
+    }
+
+    // MARK: - NSSecureCoding, NSCopying
+
+    /// Managers archive securely, as in 2.7.
+    public static var supportsSecureCoding: Bool { true }
+
+    /// Restores the base URL, serializers and security policy.
+    public required init?(coder: NSCoder) {
+        let base = coder.containsValue(forKey: "baseURL")
+            ? (coder.decodeObject(of: NSString.self, forKey: "baseURL") as String?).flatMap(URL.init(string:)) : nil
+        baseURL = HTTPRequestOperationManager.normalized(base)
+        super.init()
+        if coder.containsValue(forKey: "requestSerializer"),
+           let serializer = coder.decodeObject(of: HTTPRequestSerializer.self, forKey: "requestSerializer") {
+            requestSerializer = serializer
+        }
+        if coder.containsValue(forKey: "responseSerializer"),
+           let serializer = coder.decodeObject(of: HTTPResponseSerializer.self, forKey: "responseSerializer") {
+            responseSerializer = serializer
+        }
+        if coder.containsValue(forKey: "securityPolicy"), let policy = coder.decodeObject(of: SecurityPolicy.self, forKey: "securityPolicy") {
+            securityPolicy = policy
+        }
+    }
+
+    /// Archives the base URL, serializers and security policy.
+    open func encode(with coder: NSCoder) {
+        if let baseURL { coder.encode(baseURL.absoluteString as NSString, forKey: "baseURL") }
+        coder.encode(requestSerializer, forKey: "requestSerializer")
+        coder.encode(responseSerializer, forKey: "responseSerializer")
+        coder.encode(securityPolicy, forKey: "securityPolicy")
+    }
+
+    /// A manager with the same base URL and copies of the serializers and policy.
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = type(of: self).init(baseURL: baseURL)
+        if let serializer = requestSerializer.copy() as? HTTPRequestSerializer { copy.requestSerializer = serializer }
+        if let serializer = responseSerializer.copy() as? HTTPResponseSerializer { copy.responseSerializer = serializer }
+        if let policy = securityPolicy.copy() as? SecurityPolicy { copy.securityPolicy = policy }
+        return copy
+    }
+}
