@@ -44,7 +44,9 @@ func throughput(_ url: URL, count: Int, concurrency: Int) -> Int32 {
         lock.unlock()
         if last { done.signal() }
     }
-    let request = URLRequest(url: url)
+    var request = URLRequest(url: url)
+    // The C baseline has no cache; neither may this side.
+    request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
     let started = Date(), cpu0 = cpuSeconds()
     var operations: [Operation] = []
     operations.reserveCapacity(count)
@@ -65,7 +67,9 @@ func latency(_ url: URL, count: Int) -> Int32 {
     var samples: [Double] = []
     samples.reserveCapacity(count)
     var failures = 0
-    let request = URLRequest(url: url)
+    var request = URLRequest(url: url)
+    // The C baseline has no cache; neither may this side.
+    request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
     let done = DispatchSemaphore(value: 0)
     for _ in 0..<count {
         let started = DispatchTime.now().uptimeNanoseconds
@@ -82,7 +86,9 @@ func latency(_ url: URL, count: Int) -> Int32 {
 }
 
 func download(_ url: URL, to path: String) -> Int32 {
-    let operation = HTTPRequestOperation(request: URLRequest(url: url))
+    var request = URLRequest(url: url)
+    request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+    let operation = HTTPRequestOperation(request: request)
     operation.completionQueue = callbacks
     operation.outputStream = OutputStream(toFileAtPath: path, append: false)
     let done = DispatchSemaphore(value: 0)

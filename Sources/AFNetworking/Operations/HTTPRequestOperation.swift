@@ -98,8 +98,10 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         // (saving a thread hop), else on the shared processing queue.
         let parsesOnCompletionQueue = queue !== DispatchQueue.main
         let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
+        let storesInCache = mayStoreInCache
         group.enter()
         workQueue.async { [self] in
+            if storesInCache { storeInCache() }
             let outcome: Result<Any?, Error>
             if let transportError = transportError {
                 outcome = .failure(transportError)

@@ -47,6 +47,10 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     private var responseBeforeResume: ReceivedResponse?
     /// Whether the current hop's response head reached `transferDidReceive`.
     private var hopResponseSeen = false
+    /// The cached response a conditional request is revalidating.
+    private var revalidating: CachedURLResponse?
+    /// Whether the outcome came from `URLCache` (and so is not stored again).
+    private(set) var servedFromCache = false
     /// The challenge awaiting an answer from the challenge block, if any.
     var pendingChallenge: PendingChallenge?
     private(set) var totalBytesRead: Int64 = 0
@@ -407,13 +411,29 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// Starts a transfer: the operation's request from the beginning (start,
     /// resume), or a follow-up hop (a redirect, an authentication retry).
     func beginTransfer(_ hop: Hop? = nil) {
+        var conditional: URLRequest?
+        if hop == nil {
+            // The cache answers for the operation's own request only.
+            switch CacheRules.plan(for: request, cache: .shared, policy: securityPolicy) {
+            case .load:
+                locked { revalidating = nil }
+            case .useCached(let cached):
+                finishWithCachedResponse(cached)
+                return
+            case .fail(let error):
+                transferDidEnd(response: nil, error: error)
+                return
+            case .revalidate(let cached, let request):
+                locked { revalidating = cached }
+                conditional = request
+            }
+        }
         lock.lock()
-        if _outputStream == nil && memorySink == nil { memorySink = Data() }
-        _outputStream?.open()
+        prepareOutput()
         if let hop {
             hopRequest = hop.request
         } else {
-            hopRequest = _request
+            hopRequest = conditional ?? _request
             redirectCount = 0
             authenticationFailures = 0
         }
@@ -571,6 +591,17 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// A transfer ended. A redirect or a challenge is followed up off the
     /// network thread; anything else ends the operation.
     func transferDidComplete(_ transfer: Transfer, response: ReceivedResponse?, error: NSError?) {
+        if error == nil, response?.statusCode == 304 {
+            let cached: CachedURLResponse? = locked {
+                guard currentTransfer === transfer, let cached = revalidating else { return nil }
+                revalidating = nil
+                return cached
+            }
+            if let cached {
+                finishWithCachedResponse(cached)
+                return
+            }
+        }
         let interim: Data? = locked {
             // A body-less response never passed through `transferDidReceive`.
             guard currentTransfer === transfer, error == nil, let response,
@@ -608,7 +639,20 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// Ends the operation with a response whose follow-up was declined: its
     /// body goes to the output after all.
     func finishWithInterimResponse(_ response: ReceivedResponse, body: Data) {
-        lock.lock()
+        locked { appendToOutput(body) }
+        transferDidEnd(response: response, error: nil)
+    }
+
+    /// The memory sink when the caller never asked for an output stream, else
+    /// the caller's stream, opened. Call with `lock` held.
+    private func prepareOutput() {
+        if _outputStream == nil && memorySink == nil { memorySink = Data() }
+        _outputStream?.open()
+    }
+
+    /// Writes a whole body that did not come through the transfer's stream of
+    /// bytes (a declined redirect's, a cached one). Call with `lock` held.
+    func appendToOutput(_ body: Data) {
         if memorySink != nil {
             memorySink?.append(body)
         } else if let stream = _outputStream, !body.isEmpty {
@@ -623,8 +667,19 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
             }
         }
         totalBytesRead += Int64(body.count)
-        lock.unlock()
-        transferDidEnd(response: response, error: nil)
+    }
+
+    /// Ends the operation with a response from `URLCache` (fresh, or
+    /// confirmed by a 304), as if it had come over the network.
+    func finishWithCachedResponse(_ cached: CachedURLResponse) {
+        locked {
+            prepareOutput()
+            receivedResponse = nil
+            _response = cached.response
+            servedFromCache = true
+            appendToOutput(cached.data)
+        }
+        transferDidEnd(response: nil, error: nil)
     }
 
     /// Whether a follow-up hop may still start (not cancelled, paused or over).
@@ -662,7 +717,14 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// Runs completion work, then calls `done` exactly once. Subclasses deliver
     /// success and failure blocks here so that dependents start only after them.
     func deliverCompletion(_ done: @escaping () -> Void) {
-        done()
+        guard mayStoreInCache else {
+            done()
+            return
+        }
+        CompletionDefaults.processingQueue.async { [self] in
+            storeInCache()
+            done()
+        }
     }
 
     // MARK: - Helpers
