@@ -23,7 +23,7 @@ test: deps
 ## 2,000 operations, a third cancelled from other threads, under ThreadSanitizer.
 stress: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS="halt_on_error=1" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'StressTests|QueueBehaviourTests|LifecycleTests|RedirectTests|ResumeTests|ErrorMappingTests'
+	TSAN_OPTIONS="halt_on_error=1" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'StressTests|PauseStressTests|QueueBehaviourTests|LifecycleTests|RedirectTests|ResumeTests|ErrorMappingTests|CachingTests'
 
 ## Release-build benchmarks against a C libcurl baseline and curl, on a local nginx.
 bench: deps

@@ -26,6 +26,7 @@ struct Get: ParsableCommand {
     @Option(name: [.customShort("H"), .long], help: "Extra header, 'Name: value' (repeatable).") var header: [String] = []
     @Option(name: .shortAndLong, help: "HTTP method.") var method = "GET"
     @Option(help: "Idle timeout in seconds.") var timeout: Double = 60
+    @Flag(help: "With --output: continue a download an earlier run left unfinished (survives restarts).") var resume = false
 
     func run() throws {
         guard let target = URL(string: url), let scheme = target.scheme, ["http", "https"].contains(scheme.lowercased()) else {
@@ -39,9 +40,15 @@ struct Get: ParsableCommand {
             request.setValue(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces),
                              forHTTPHeaderField: String(line[..<colon]))
         }
-        let operation = HTTPRequestOperation(request: request)
+        let operation: HTTPRequestOperation
+        if resume {
+            guard let output else { throw ValidationError("--resume needs --output") }
+            operation = try HTTPRequestOperation(request: request, resumingDownloadTo: URL(fileURLWithPath: output))
+        } else {
+            operation = HTTPRequestOperation(request: request)
+            if let output { operation.outputStream = OutputStream(toFileAtPath: output, append: false) }
+        }
         operation.completionQueue = callbackQueue
-        if let output { operation.outputStream = OutputStream(toFileAtPath: output, append: false) }
         let bar = ProgressBar(label: target.lastPathComponent.isEmpty ? target.host ?? "body" : target.lastPathComponent)
         operation.setDownloadProgressBlock { _, total, expected in bar.update(total, of: expected) }
         operation.start()

@@ -26,6 +26,22 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         super.init(request: request)
     }
 
+    /// A download into `destination` that survives the process: the body goes
+    /// to `<destination>.partial`, with a small sidecar (`.partial.json`)
+    /// holding the URL, the entity's ETag or Last-Modified and its length. An
+    /// operation created later, even by another process, continues from the
+    /// partial file with `Range` and `If-Range`; if the entity changed meanwhile
+    /// (the server answers 200) or the partial file is longer than the entity,
+    /// it starts from zero. On success the partial file becomes `destination`.
+    /// Throws if the partial file cannot be opened.
+    public convenience init(request: URLRequest, resumingDownloadTo destination: URL) throws {
+        let file = ResumableFile(destination: destination, url: request.url ?? destination)
+        let (ranged, stream) = try file.prepare(request)
+        self.init(request: ranged)
+        outputStream = stream
+        resumableFile = file
+    }
+
     /// The HTTP response, once its head has arrived.
     public override var response: HTTPURLResponse? { super.response as? HTTPURLResponse }
 

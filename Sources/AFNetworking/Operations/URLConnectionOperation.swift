@@ -51,6 +51,11 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     private var revalidating: CachedURLResponse?
     /// Whether the outcome came from `URLCache` (and so is not stored again).
     private(set) var servedFromCache = false
+    /// Whether the operation was executing when it was paused (else it was
+    /// paused while still waiting to start).
+    private var pausedAfterStart = false
+    /// The partial file and sidecar of a restart-proof download, if this is one.
+    var resumableFile: ResumableFile?
     /// The challenge awaiting an answer from the challenge block, if any.
     var pendingChallenge: PendingChallenge?
     private(set) var totalBytesRead: Int64 = 0
@@ -269,6 +274,12 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
             finishCancelled()
             return
         }
+        if state == .paused {
+            // Started (by its queue) while paused before it ran: it runs on resume().
+            pausedAfterStart = true
+            lock.unlock()
+            return
+        }
         guard state == .ready, super.isReady else {
             lock.unlock()
             return
@@ -288,14 +299,20 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         }
         super.cancel()
         let wasPaused = state == .paused
+        let startedBefore = pausedAfterStart
+        // Paused before it started: ready again, so that its queue starts it
+        // and `start()` ends it as cancelled.
+        let backToReady = wasPaused && !startedBefore ? transition(to: .ready) : nil
         let transfer = currentTransfer
         currentTransfer = nil
         lock.unlock()
         if let transfer {
             NetworkEngine.shared.submit(.abort(transfer, .cancelled))
             transferDidEnd(response: nil, error: cancellationError())
-        } else if wasPaused {
+        } else if wasPaused && startedBefore {
             finishCancelled()
+        } else {
+            announce(backToReady)
         }
     }
 
@@ -325,6 +342,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         let transfer = currentTransfer
         currentTransfer = nil
         let transition = transition(to: .paused)
+        pausedAfterStart = wasExecuting
         lock.unlock()
         if let transfer { NetworkEngine.shared.submit(.abort(transfer, .cancelled)) }
         announce(transition)
@@ -340,9 +358,13 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
             return
         }
         let transition = transition(to: .ready)
+        let restart = pausedAfterStart
         lock.unlock()
         announce(transition)
-        start()
+        // An operation paused before it ever started goes back to waiting for
+        // its queue (or its caller) to start it; starting it here would run it
+        // behind its queue's back.
+        if restart { start() }
     }
 
     /// Bytes already in the output: what a resumed transfer asks the server to skip.
@@ -488,6 +510,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
             _response = nil
             interimBody = mayFollowUp(response) ? Data() : nil
             applyResumeRules(to: response)
+            resumableFile?.record(response)
         }
     }
 
@@ -502,6 +525,8 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         totalBytesRead = 0
         if memorySink != nil {
             memorySink = Data()
+        } else if let partial = _outputStream as? PartialFileOutputStream {
+            partial.startOver()
         } else if let stream = _outputStream {
             // A file stream goes back to its start; a caller's memory stream
             // cannot be emptied, so it is replaced by a fresh one.
@@ -709,6 +734,10 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         } else if let stream = _outputStream {
             stream.close()
             _responseData = stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data
+        }
+        if let file = resumableFile, let partial = _outputStream as? PartialFileOutputStream, _error == nil,
+           let status = receivedResponse?.statusCode ?? (_response as? HTTPURLResponse)?.statusCode, status == 200 || status == 206 {
+            do { try file.complete(partial) } catch { _error = error }
         }
         lock.unlock()
         deliverCompletion { [self] in finish() }

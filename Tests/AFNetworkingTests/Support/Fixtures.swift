@@ -133,6 +133,8 @@ final class NginxFixture {
                 listen 127.0.0.1:\(httpPort);
                 root \(root.path);
                 location /status/ { return 500 "boom"; }
+                # Slow downloads, for interrupting a process mid-body.
+                location /slow/ { alias \(root.path)/; limit_rate 512k; }
             }
             server {
                 listen 127.0.0.1:\(httpsPort) ssl http2;

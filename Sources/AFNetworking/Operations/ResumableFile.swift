@@ -1,0 +1,90 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The on-disk state of a download that survives the process: the partial
+/// file (`<destination>.partial`) and a small sidecar (`<destination>.partial.json`)
+/// naming the URL, the entity's validator and its full length.
+final class ResumableFile: @unchecked Sendable {
+    struct Sidecar: Codable, Equatable {
+        var url: String
+        var etag: String?
+        var lastModified: String?
+        var expectedLength: Int64?
+    }
+
+    let destination: URL
+    let partial: URL
+    let sidecarURL: URL
+    private let lock = NSLock()
+    private var sidecar: Sidecar
+
+    init(destination: URL, url: URL) {
+        self.destination = destination
+        partial = URL(fileURLWithPath: destination.path + ".partial")
+        sidecarURL = URL(fileURLWithPath: destination.path + ".partial.json")
+        sidecar = Sidecar(url: url.absoluteString)
+    }
+
+    /// Opens the partial file and returns the request to send: ranged with
+    /// `If-Range` when an earlier process left a usable partial file, plain
+    /// (from zero) otherwise.
+    func prepare(_ request: URLRequest) throws -> (URLRequest, PartialFileOutputStream) {
+        let descriptor = open(partial.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno), userInfo: [
+                NSLocalizedDescriptionKey: "Cannot open \(partial.path) for writing.", NSFilePathErrorKey: partial.path,
+            ])
+        }
+        var size = Int64(lseek(descriptor, 0, SEEK_END))
+        var ranged = request
+        let earlier = (try? Data(contentsOf: sidecarURL)).flatMap { try? JSONDecoder().decode(Sidecar.self, from: $0) }
+        let validator = earlier?.etag ?? earlier?.lastModified
+        let usable = earlier?.url == sidecar.url && validator != nil && size > 0
+            && (earlier?.expectedLength).map { size <= $0 } ?? true
+        if usable, let earlier, let validator {
+            sidecar = earlier
+            ranged.setValue("bytes=\(size)-", forHTTPHeaderField: "Range")
+            ranged.setValue(validator, forHTTPHeaderField: "If-Range")
+        } else {
+            // Nothing to continue from (or a partial file longer than the
+            // entity): start from zero.
+            _ = ftruncate(descriptor, 0)
+            size = 0
+        }
+        return (ranged, PartialFileOutputStream(descriptor: descriptor, offset: size))
+    }
+
+    /// Remembers the validator and length of the entity being written, so a
+    /// later process can continue it.
+    func record(_ response: ReceivedResponse) {
+        lock.lock()
+        defer { lock.unlock() }
+        var next = sidecar
+        switch response.statusCode {
+        case 200:
+            next.etag = response.value(forField: "etag")
+            next.lastModified = response.value(forField: "last-modified")
+            next.expectedLength = response.value(forField: "content-encoding") == nil ? (Int64(response.value(forField: "content-length") ?? "") ?? nil) : nil
+        case 206:
+            if let total = response.value(forField: "content-range")?.split(separator: "/").last.flatMap({ Int64($0) }) {
+                next.expectedLength = total
+            }
+            next.etag = response.value(forField: "etag") ?? next.etag
+        default:
+            return
+        }
+        guard next != sidecar || !FileManager.default.fileExists(atPath: sidecarURL.path) else { return }
+        sidecar = next
+        if let data = try? JSONEncoder().encode(next) { try? data.write(to: sidecarURL, options: .atomic) }
+    }
+
+    /// A complete download becomes the destination; the sidecar goes away.
+    func complete(_ stream: PartialFileOutputStream) throws {
+        stream.flushToDisk()
+        if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
+        try FileManager.default.moveItem(at: partial, to: destination)
+        try? FileManager.default.removeItem(at: sidecarURL)
+    }
+}
