@@ -77,6 +77,14 @@ final class NginxFixture {
     var httpsURL: URL { URL(string: "https://localhost:\(httpsPort)")! }
     var accessLog: String { (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? "" }
 
+    /// Whether the access log shows `text` within `timeout`: nginx writes a
+    /// line after the response, a little later on a busy machine.
+    func logShows(_ text: String, timeout: TimeInterval = 3) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !accessLog.contains(text) && Date() < deadline { usleep(10_000) }
+        return accessLog.contains(text)
+    }
+
     /// With `chain` (DER certificates, leaf first) and `key` (PEM), TLS serves
     /// that chain; otherwise a fresh self-signed certificate for localhost.
     init(chain: [URL]? = nil, key: URL? = nil) throws {
