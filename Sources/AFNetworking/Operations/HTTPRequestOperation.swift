@@ -154,8 +154,10 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         let offset = bytesWrittenToOutput
         locked {
             var request = self.request
-            if let tag = response?.value(forHTTPHeaderField: "ETag") {
-                request.setValue(tag, forHTTPHeaderField: "If-Range")
+            // If-Range with the ETag, else (beyond 2.7) with Last-Modified, so a
+            // changed entity is sent whole instead of spliced.
+            if let validator = response?.value(forHTTPHeaderField: "ETag") ?? response?.value(forHTTPHeaderField: "Last-Modified") {
+                request.setValue(validator, forHTTPHeaderField: "If-Range")
             }
             request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
             self.request = request

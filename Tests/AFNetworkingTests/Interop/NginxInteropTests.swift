@@ -117,4 +117,40 @@ final class NginxInteropTests: OperationTestCase {
         XCTAssertTrue(spin(until: { operations.allSatisfy(\.isFinished) }, timeout: 20))
         XCTAssertTrue(operations.allSatisfy { $0.error == nil && $0.responseData?.count == 1024 })
     }
+
+    func testASecondGETIsRevalidatedAndServedFromTheCache() throws {
+        let nginx = try fixture()
+        var request = URLRequest(url: URL(string: nginx.httpURL.absoluteString + "/1k.bin?cache=\(UUID().uuidString)")!)
+        request.timeoutInterval = 10
+        let first = HTTPRequestOperation(request: request)
+        XCTAssertNil(run(first).error)
+        let second = HTTPRequestOperation(request: request)
+        XCTAssertNil(run(second).error)
+        XCTAssertEqual(second.responseData, first.responseData)
+        XCTAssertEqual(second.response?.statusCode, 200)
+        // nginx saw the conditional request and answered 304 (or, within the
+        // heuristic freshness window, was not asked at all).
+        let path = request.url!.path + "?" + request.url!.query!
+        XCTAssertTrue(nginx.logShows("\"GET \(path) HTTP/1.1\" 200"))
+        let conditional = nginx.accessLog.components(separatedBy: "\n").filter { $0.contains(path) && $0.contains("\" 304 ") }
+        XCTAssertLessThanOrEqual(conditional.count, 1)
+    }
+
+    func testPausedOperationsDoNotKeepTheirConnections() throws {
+        // 2.x issue 1544: pausing left connections open. Count this process's sockets.
+        func socketCount() -> Int {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return fds.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))?.hasPrefix("socket:") ?? false }.count
+        }
+        server.route("/stall") { _ in [.head(status: 200, headers: [("Content-Length", "100000")]), .body(Data(repeating: 1, count: 1000)), .wait(30)] }
+        let baseline = socketCount()
+        let operations = (0..<10).map { _ in HTTPRequestOperation(request: request("/stall")) }
+        operations.forEach { $0.start() }
+        XCTAssertTrue(spin(until: { self.server.requests.count == 10 }, timeout: 10))
+        XCTAssertGreaterThanOrEqual(socketCount(), baseline + 10)
+        operations.forEach { $0.pause() }
+        XCTAssertTrue(operations.allSatisfy(\.isPaused))
+        XCTAssertTrue(spin(until: { socketCount() <= baseline + 2 }, timeout: 10), "sockets still open: \(socketCount()) vs \(baseline)")
+        operations.forEach { $0.cancel() }
+    }
 }
