@@ -7,25 +7,8 @@ import XCTest
 
 /// Basic and Digest authentication and cookies, against httpbin.
 final class AuthenticationCookieTests: OperationTestCase {
-    private static var httpbin: HTTPBinFixture?
-    private static var startError: Error?
-
-    override class func setUp() {
-        super.setUp()
-        do { httpbin = try HTTPBinFixture() } catch { startError = error }
-    }
-
-    override class func tearDown() {
-        httpbin?.stop()
-        httpbin = nil
-        super.tearDown()
-    }
-
     private func binURL(_ path: String) throws -> URL {
-        if let httpbin = Self.httpbin { return URL(string: httpbin.baseURL.absoluteString + path)! }
-        if let skip = Self.startError as? XCTSkip { throw skip }
-        XCTFail("httpbin fixture failed: \(String(describing: Self.startError))")
-        throw XCTSkip("httpbin unavailable")
+        try XCTUnwrap(URL(string: try SharedServers.httpbin().baseURL.absoluteString + path))
     }
 
     func testBasicWithTheOperationsCredential() throws {

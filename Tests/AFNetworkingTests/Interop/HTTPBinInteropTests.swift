@@ -7,26 +7,7 @@ import XCTest
 
 /// Against httpbin (python3-httpbin under gunicorn) on loopback.
 final class HTTPBinInteropTests: OperationTestCase {
-    private static var httpbin: HTTPBinFixture?
-    private static var startError: Error?
-
-    override class func setUp() {
-        super.setUp()
-        do { httpbin = try HTTPBinFixture() } catch { startError = error }
-    }
-
-    override class func tearDown() {
-        httpbin?.stop()
-        httpbin = nil
-        super.tearDown()
-    }
-
-    private func base() throws -> URL {
-        if let httpbin = Self.httpbin { return httpbin.baseURL }
-        if let skip = Self.startError as? XCTSkip { throw skip }
-        XCTFail("httpbin fixture failed: \(String(describing: Self.startError))")
-        throw XCTSkip("httpbin unavailable")
-    }
+    private func base() throws -> URL { try SharedServers.httpbin().baseURL }
 
     private func json(_ operation: HTTPRequestOperation) -> [String: Any]? {
         operation.responseData.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }

@@ -63,9 +63,7 @@ final class MultipartUploadTests: OperationTestCase {
     }
 
     func testMultipartAgainstHTTPBin() throws {
-        let httpbin: HTTPBinFixture
-        do { httpbin = try HTTPBinFixture() } catch let skip as XCTSkip { throw skip }
-        defer { httpbin.stop() }
+        let httpbin = try SharedServers.httpbin()
         let file = try temporaryFile(size: 4096)
         let request = try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST",
                                                                        urlString: httpbin.baseURL.appendingPathComponent("post").absoluteString,

@@ -7,26 +7,7 @@ import XCTest
 
 /// Against a real nginx on loopback: plain files, gzip, keep-alive, TLS and HTTP/2.
 final class NginxInteropTests: OperationTestCase {
-    private static var nginx: NginxFixture?
-    private static var startError: Error?
-
-    override class func setUp() {
-        super.setUp()
-        do { nginx = try NginxFixture() } catch { startError = error }
-    }
-
-    override class func tearDown() {
-        nginx?.stop()
-        nginx = nil
-        super.tearDown()
-    }
-
-    private func fixture() throws -> NginxFixture {
-        if let nginx = Self.nginx { return nginx }
-        if let skip = Self.startError as? XCTSkip { throw skip }
-        XCTFail("nginx fixture failed: \(String(describing: Self.startError))")
-        throw XCTSkip("nginx unavailable")
-    }
+    private func fixture() throws -> NginxFixture { try SharedServers.nginx() }
 
     private func fetch(_ url: URL, configure: (HTTPRequestOperation) -> Void = { _ in }) -> (HTTPRequestOperation, Outcome) {
         var request = URLRequest(url: url)

@@ -9,31 +9,7 @@ import XCTest
 /// connection, against nginx serving the test PKI (leaf + intermediate under
 /// a private root) over HTTP/1.1 and HTTP/2.
 final class TLSPolicyTests: OperationTestCase {
-    private static var nginx: NginxFixture?
-    private static var startError: Error?
-
-    override class func setUp() {
-        super.setUp()
-        let directory = TestPKI.directory
-        do {
-            nginx = try NginxFixture(chain: [directory.appendingPathComponent("leaf-localhost.cer"),
-                                             directory.appendingPathComponent("intermediate-ca.cer")],
-                                     key: directory.appendingPathComponent("keys/leaf-localhost.key.pem"))
-        } catch { startError = error }
-    }
-
-    override class func tearDown() {
-        nginx?.stop()
-        nginx = nil
-        super.tearDown()
-    }
-
-    private func fixture() throws -> NginxFixture {
-        if let nginx = Self.nginx { return nginx }
-        if let skip = Self.startError as? XCTSkip { throw skip }
-        XCTFail("nginx fixture failed: \(String(describing: Self.startError))")
-        throw XCTSkip("nginx unavailable")
-    }
+    private func fixture() throws -> NginxFixture { try SharedServers.pkiNginx() }
 
     /// A unique path per request, so the access log tells whether it arrived.
     private func fetch(host: String = "localhost", policy: SecurityPolicy?) throws -> (HTTPRequestOperation, Outcome, reached: Bool) {

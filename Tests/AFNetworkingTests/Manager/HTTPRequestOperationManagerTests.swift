@@ -7,27 +7,8 @@ import XCTest
 
 /// The manager facade against httpbin, and its URL resolution.
 final class HTTPRequestOperationManagerTests: XCTestCase {
-    private static var httpbin: HTTPBinFixture?
-    private static var startError: Error?
-
-    override class func setUp() {
-        super.setUp()
-        do { httpbin = try HTTPBinFixture() } catch { startError = error }
-    }
-
-    override class func tearDown() {
-        httpbin?.stop()
-        httpbin = nil
-        super.tearDown()
-    }
-
     private func manager() throws -> HTTPRequestOperationManager {
-        guard let httpbin = Self.httpbin else {
-            if let skip = Self.startError as? XCTSkip { throw skip }
-            XCTFail("httpbin fixture failed: \(String(describing: Self.startError))")
-            throw XCTSkip("httpbin unavailable")
-        }
-        return HTTPRequestOperationManager(baseURL: httpbin.baseURL)
+        HTTPRequestOperationManager(baseURL: try SharedServers.httpbin().baseURL)
     }
 
     /// Runs one verb and waits for its success or failure block.
