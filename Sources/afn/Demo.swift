@@ -43,7 +43,7 @@ struct Demo: ParsableCommand {
         queue.addOperations(batch, waitUntilFinished: false)
         // The batch completion is delivered on the main queue: serve it while waiting.
         while batchDone.wait(timeout: .now()) == .timedOut {
-            RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
+            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
         }
         log.flush()
         let batchTime = Date().timeIntervalSince(started)

@@ -24,7 +24,7 @@ struct Reach: ParsableCommand {
         // The first status arrives on the main queue: serve it while waiting.
         let deadline = Date().addingTimeInterval(10)
         while done.wait(timeout: .now()) == .timedOut && Date() < deadline {
-            RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
+            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
         }
         manager.stopMonitoring()
         print(manager.localizedNetworkReachabilityStatusString())
