@@ -25,7 +25,12 @@ extension URLConnectionOperation {
         let (original, response, data, block, policy) = locked {
             (self.request, materializedResponse() as? HTTPURLResponse, responseData, cacheResponse, securityPolicy)
         }
-        guard let response, let data, CacheRules.isStorable(response, for: original) else { return }
+        let cache = URLCache.shared
+        // As Apple's URLCache: nothing larger than 5% of the cache, so one big
+        // download never evicts everything else or stalls its completion on a
+        // multi-megabyte disk write.
+        guard let response, let data, CacheRules.isStorable(response, for: original),
+              data.count <= max(cache.memoryCapacity, cache.diskCapacity) / 20 else { return }
         // Stored under the URL that produced it (after any redirect), and
         // tagged with the security policy it was fetched under.
         var key = original
@@ -34,6 +39,6 @@ extension URLConnectionOperation {
         var cached: CachedURLResponse? = CachedURLResponse(response: response, data: data, userInfo: userInfo, storagePolicy: .allowed)
         if let block, let proposed = cached { cached = block(self, proposed) }
         guard let cached, !isCancelled else { return }
-        URLCache.shared.storeCachedResponse(cached, for: key)
+        cache.storeCachedResponse(cached, for: key)
     }
 }

@@ -104,4 +104,12 @@ final class CachingTests: OperationTestCase {
         XCTAssertEqual(second.responseString, "rewritten")
         XCTAssertEqual(count("/changed"), 1)
     }
+
+    func testResponsesLargerThanFivePercentOfTheCacheAreNotStored() {
+        let limit = max(URLCache.shared.memoryCapacity, URLCache.shared.diskCapacity) / 20
+        server.respond("/large", headers: [("Cache-Control", "max-age=600")], body: Data(repeating: 1, count: limit + 1))
+        fetch("/large")
+        fetch("/large")
+        XCTAssertEqual(count("/large"), 2)
+    }
 }
