@@ -104,3 +104,33 @@ final class RedirectTests: OperationTestCase {
         XCTAssertEqual(server.requests.count, 1)
     }
 }
+
+/// A proxy's 407 challenge, answered with the operation's credential.
+final class ProxyAuthenticationTests: OperationTestCase {
+    func testProxyChallengeIsAnsweredWithProxyAuthorization() throws {
+        server.route("http://behind.proxy.example/doc") { request in
+            guard let answer = request.headers.first(name: "proxy-authorization") else {
+                return [.head(status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"gateway\""), ("Content-Length", "0")]), .end]
+            }
+            let expected = "Basic " + Data("proxyuser:proxypass".utf8).base64EncodedString()
+            return answer == expected
+                ? [.head(status: 200, headers: [("Content-Length", "2")]), .body(Data("ok".utf8)), .end]
+                : [.head(status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"gateway\""), ("Content-Length", "0")]), .end]
+        }
+        setenv("http_proxy", "http://127.0.0.1:\(server.port)", 1)
+        defer { unsetenv("http_proxy") }
+        var request = URLRequest(url: URL(string: "http://behind.proxy.example/doc")!)
+        request.timeoutInterval = 10
+        let operation = HTTPRequestOperation(request: request)
+        var seen: URLProtectionSpace?
+        operation.setWillSendRequestForAuthenticationChallengeBlock { _, challenge in
+            seen = challenge.protectionSpace
+            challenge.sender?.use(URLCredential(user: "proxyuser", password: "proxypass", persistence: .none), for: challenge)
+        }
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(operation.responseString, "ok")
+        XCTAssertEqual(seen?.isProxy(), true)
+        XCTAssertEqual(seen?.realm, "gateway")
+        XCTAssertEqual(seen?.authenticationMethod, NSURLAuthenticationMethodHTTPBasic)
+    }
+}
