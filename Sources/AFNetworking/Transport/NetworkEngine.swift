@@ -14,7 +14,9 @@ final class NetworkEngine: @unchecked Sendable {
         case abort(Transfer, Transfer.AbortReason)
     }
 
-    private let multi: UnsafeMutableRawPointer
+    /// nil only if libcurl could not be initialised at all: every transfer
+    /// then fails with an error instead of the process stopping.
+    private let multi: UnsafeMutableRawPointer?
     private let inboxLock = NSLock()
     private var inbox: [Command] = []
     // Network thread only from here on.
@@ -23,16 +25,11 @@ final class NetworkEngine: @unchecked Sendable {
     private let partitions = ConnectionPartitions()
 
     private init() {
-        let initResult = cafcurl_global_init_once()
-        guard initResult == CURLE_OK, let multi = curl_multi_init() else {
-            // libcurl cannot work at all (out of memory at start-up): nothing
-            // this library does can succeed, and there is no caller to tell.
-            preconditionFailure("libcurl could not be initialised (CURLcode \(initResult.rawValue))")
-        }
-        self.multi = multi
+        multi = cafcurl_global_init_once() == CURLE_OK ? curl_multi_init() : nil
+        guard let multi else { return }
         // Keep more idle connections than curl's default for busy queues.
         _ = cafcurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 64)
-        let thread = Thread { [unowned self] in self.run() }
+        let thread = Thread { [unowned self] in self.run(multi) }
         thread.name = "AFNetworking"
         thread.qualityOfService = .userInitiated
         thread.start()
@@ -40,6 +37,14 @@ final class NetworkEngine: @unchecked Sendable {
 
     /// Thread-safe: queues a command for the network thread.
     func submit(_ command: Command) {
+        guard let multi else {
+            if case .start(let transfer) = command {
+                transfer.finish(error: TransportErrors.make(NSURLErrorCannotLoadFromNetwork, url: transfer.options.request.url, underlying: nil,
+                                                            description: "libcurl could not be initialised."))
+                transfer.releaseResources()
+            }
+            return
+        }
         inboxLock.lock()
         let wasEmpty = inbox.isEmpty
         inbox.append(command)
@@ -52,40 +57,40 @@ final class NetworkEngine: @unchecked Sendable {
 
     // MARK: - Network thread
 
-    private func run() {
+    private func run(_ multi: UnsafeMutableRawPointer) {
         // Threads inherit the creator's OS-level name; set ours for debuggers,
         // perf and `top -H`.
         Thread.current.name = "AFNetworking"
         cafcurl_name_current_thread("AFNetworking")
         var running: Int32 = 0
         while true {
-            drainInbox()
+            drainInbox(multi)
             curl_multi_perform(multi, &running)
-            collectFinished()
-            expireIdleTransfers()
+            collectFinished(multi)
+            expireIdleTransfers(multi)
             var ignoredDescriptors: Int32 = 0
-            curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), &ignoredDescriptors)
+            curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(multi), &ignoredDescriptors)
         }
     }
 
-    private func drainInbox() {
+    private func drainInbox(_ multi: UnsafeMutableRawPointer) {
         inboxLock.lock()
         swap(&inbox, &drained)
         inboxLock.unlock()
         for command in drained {
             switch command {
             case .start(let transfer):
-                add(transfer)
+                add(transfer, to: multi)
             case .abort(let transfer, let reason):
                 guard active[ObjectIdentifier(transfer)] != nil else { continue }
                 transfer.abortReason = reason
-                complete(transfer, code: CURLE_ABORTED_BY_CALLBACK)
+                complete(transfer, code: CURLE_ABORTED_BY_CALLBACK, in: multi)
             }
         }
         drained.removeAll(keepingCapacity: true)
     }
 
-    private func add(_ transfer: Transfer) {
+    private func add(_ transfer: Transfer, to multi: UnsafeMutableRawPointer) {
         var failure: Error?
         do {
             try partitions.attach(transfer)
@@ -109,7 +114,7 @@ final class NetworkEngine: @unchecked Sendable {
         active[ObjectIdentifier(transfer)] = transfer
     }
 
-    private func collectFinished() {
+    private func collectFinished(_ multi: UnsafeMutableRawPointer) {
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
@@ -117,13 +122,13 @@ final class NetworkEngine: @unchecked Sendable {
             var userdata: UnsafeMutableRawPointer?
             guard cafcurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &userdata) == CURLE_OK, let userdata else { continue }
             let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
-            complete(transfer, code: code)
+            complete(transfer, code: code, in: multi)
         }
     }
 
     /// Takes the handle out of the multi handle (so no callback can run any
     /// more), reports the result, frees the handle, then drops curl's retain.
-    private func complete(_ transfer: Transfer, code: CURLcode) {
+    private func complete(_ transfer: Transfer, code: CURLcode, in multi: UnsafeMutableRawPointer) {
         curl_multi_remove_handle(multi, transfer.easy.raw)
         partitions.detach(transfer)
         active[ObjectIdentifier(transfer)] = nil
@@ -139,18 +144,18 @@ final class NetworkEngine: @unchecked Sendable {
         Unmanaged.passUnretained(transfer).release()
     }
 
-    private func expireIdleTransfers() {
+    private func expireIdleTransfers(_ multi: UnsafeMutableRawPointer) {
         guard !active.isEmpty else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         for transfer in active.values where transfer.idleDeadline <= now {
             transfer.abortReason = .timedOut
-            complete(transfer, code: CURLE_OPERATION_TIMEDOUT)
+            complete(transfer, code: CURLE_OPERATION_TIMEDOUT, in: multi)
         }
     }
 
     /// Sleep until curl's next timer or the nearest idle deadline; a submitted
     /// command interrupts the sleep.
-    private func pollTimeoutMilliseconds() -> Int32 {
+    private func pollTimeoutMilliseconds(_ multi: UnsafeMutableRawPointer) -> Int32 {
         var curlTimeout: Int = -1
         curl_multi_timeout(multi, &curlTimeout)
         var timeout = curlTimeout >= 0 ? curlTimeout : 60_000
