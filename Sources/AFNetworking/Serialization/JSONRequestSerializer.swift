@@ -30,31 +30,15 @@ open class JSONRequestSerializer: HTTPRequestSerializer {
         if encodesParametersInURI(request) {
             return try super.requestBySerializingRequest(request, withParameters: parameters)
         }
-        var mutableRequest = request
-        applyDefaultHeaders(to: &mutableRequest)
-        guard let parameters = parameters else { return mutableRequest }
-
-        let isContainer = JSONSerialization.isValidJSONObject(parameters)
-        let isFragment = !isContainer && writingOptions.contains(.fragmentsAllowed)
-            && JSONSerialization.isValidJSONObject([parameters])
-        guard isContainer || isFragment else {
-            throw requestSerializationError(code: NSURLErrorCannotDecodeRawData,
-                                            description: "The parameters cannot be written as JSON: \(type(of: parameters)) contains a value JSON cannot represent, or is not an array or dictionary",
-                                            request: request)
-        }
-        let body: Data
-        do {
-            body = try JSONSerialization.data(withJSONObject: parameters, options: writingOptions)
-        } catch {
-            throw requestSerializationError(code: NSURLErrorCannotDecodeRawData,
-                                            description: "The parameters cannot be written as JSON",
-                                            request: request, underlying: error)
-        }
-        if mutableRequest.value(forHTTPHeaderField: "Content-Type") == nil {
-            mutableRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        mutableRequest.httpBody = body
-        return mutableRequest
+        return try requestWithBody(request, parameters: parameters, contentType: "application/json", format: "JSON",
+                                   invalid: { parameters in
+                                       let isContainer = JSONSerialization.isValidJSONObject(parameters)
+                                       let isFragment = !isContainer && self.writingOptions.contains(.fragmentsAllowed)
+                                           && JSONSerialization.isValidJSONObject([parameters])
+                                       return isContainer || isFragment ? nil
+                                           : "\(type(of: parameters)) contains a value JSON cannot represent, or is not an array or dictionary"
+                                   },
+                                   encode: { try JSONSerialization.data(withJSONObject: $0, options: self.writingOptions) })
     }
 
     /// Restores a serializer archived with `encode(with:)`.

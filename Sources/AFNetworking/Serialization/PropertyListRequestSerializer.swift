@@ -32,28 +32,12 @@ open class PropertyListRequestSerializer: HTTPRequestSerializer {
         if encodesParametersInURI(request) {
             return try super.requestBySerializingRequest(request, withParameters: parameters)
         }
-        var mutableRequest = request
-        applyDefaultHeaders(to: &mutableRequest)
-        guard let parameters = parameters else { return mutableRequest }
-
-        guard PropertyListSerialization.propertyList(parameters, isValidFor: format) else {
-            throw requestSerializationError(code: NSURLErrorCannotDecodeRawData,
-                                            description: "The parameters cannot be written as a property list: \(type(of: parameters)) contains a value a property list cannot hold",
-                                            request: request)
-        }
-        let body: Data
-        do {
-            body = try PropertyListSerialization.data(fromPropertyList: parameters, format: format, options: writeOptions)
-        } catch {
-            throw requestSerializationError(code: NSURLErrorCannotDecodeRawData,
-                                            description: "The parameters cannot be written as a property list",
-                                            request: request, underlying: error)
-        }
-        if mutableRequest.value(forHTTPHeaderField: "Content-Type") == nil {
-            mutableRequest.setValue("application/x-plist", forHTTPHeaderField: "Content-Type")
-        }
-        mutableRequest.httpBody = body
-        return mutableRequest
+        return try requestWithBody(request, parameters: parameters, contentType: "application/x-plist", format: "a property list",
+                                   invalid: { parameters in
+                                       PropertyListSerialization.propertyList(parameters, isValidFor: self.format) ? nil
+                                           : "\(type(of: parameters)) contains a value a property list cannot hold"
+                                   },
+                                   encode: { try PropertyListSerialization.data(fromPropertyList: $0, format: self.format, options: self.writeOptions) })
     }
 
     /// Restores a serializer archived with `encode(with:)`.
