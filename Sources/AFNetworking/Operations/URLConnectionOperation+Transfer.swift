@@ -44,6 +44,8 @@ extension URLConnectionOperation {
         interimBody = nil
         hopResponseSeen = false
         resumeDecision = nil
+        // Read the Range header here, once, not on the network thread per response.
+        hopResumeOffset = ResumeRules.offset(of: hopRequest).flatMap { $0 > 0 ? $0 : nil }
         lock.unlock()
 
         let transfer: Transfer
@@ -96,7 +98,7 @@ extension URLConnectionOperation {
     /// the answer as a failure or as "already complete". Call with `lock` held.
     private func applyResumeRules(to response: ReceivedResponse) {
         resumeDecision = nil
-        guard let offset = ResumeRules.offset(of: hopRequest), offset > 0 else { return }
+        guard let offset = hopResumeOffset else { return }
         let decision = ResumeRules.decide(statusCode: response.statusCode, contentRange: response.value(forField: "content-range"), offset: offset)
         resumeDecision = decision
         guard decision == .restart else { return }

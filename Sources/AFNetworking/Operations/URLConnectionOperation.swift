@@ -54,6 +54,8 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// Whether the operation was executing when it was paused (else it was
     /// paused while still waiting to start).
     var pausedAfterStart = false
+    /// The byte offset the current hop asks to resume from (its `Range`), if any.
+    var hopResumeOffset: Int64?
     /// The partial file and sidecar of a restart-proof download, if this is one.
     var resumableFile: ResumableFile?
     /// The challenge awaiting an answer from the challenge block, if any.
@@ -116,7 +118,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// Why the operation failed: transport errors are `NSError`s in
     /// `NSURLErrorDomain` with `NSURLErrorFailingURLErrorKey`.
-    public var error: Error? { locked { _error } }
+    public var error: Error? { transportError }
 
     /// What was written to a memory output stream (the default one or a
     /// caller's); nil while running or when the body went to a file stream.
