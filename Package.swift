@@ -25,9 +25,16 @@ let package = Package(
         ),
         // The netlink socket reachability listens on (Linux headers Swift cannot import).
         .target(name: "CAFSystem"),
+        // The engine: the AFNetworking network thread, libcurl handles, transfers and the
+        // CURLcode → NSURLError table. Nothing in it is public; the AFNetworking target
+        // reaches it through `package` declarations.
+        .target(
+            name: "AFNetworkingTransport",
+            dependencies: ["CAFCurl", "CAFOpenSSL"]
+        ),
         .target(
             name: "AFNetworking",
-            dependencies: ["CAFCurl", "CAFOpenSSL", "CAFSystem"]
+            dependencies: ["AFNetworkingTransport", "CAFCurl", "CAFOpenSSL", "CAFSystem"]
         ),
         .executableTarget(
             name: "afn",
@@ -41,10 +48,18 @@ let package = Package(
             dependencies: ["AFNetworking"],
             path: "Benchmarks/Swift"
         ),
+        // A Swift 6 program as a new user writes one (top-level code and an actor
+        // handing closures to a custom completion queue); a test runs it.
+        .executableTarget(
+            name: "swift6-caller",
+            dependencies: ["AFNetworking"],
+            path: "Tests/Swift6Caller"
+        ),
         .testTarget(
             name: "AFNetworkingTests",
             dependencies: [
                 "AFNetworking",
+                "AFNetworkingTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -52,5 +67,5 @@ let package = Package(
             resources: [.copy("Security/Resources")]
         ),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

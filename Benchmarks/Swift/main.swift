@@ -34,16 +34,7 @@ func throughput(_ url: URL, count: Int, concurrency: Int) -> Int32 {
     // The harness wakes the main thread once, at the end, so that its own
     // cost stays out of the figures (the C baseline has no such cost either).
     let done = DispatchSemaphore(value: 0)
-    let lock = NSLock()
-    var failures = 0, finished = 0
-    func record(failed: Bool) {
-        lock.lock()
-        finished += 1
-        if failed { failures += 1 }
-        let last = finished == count
-        lock.unlock()
-        if last { done.signal() }
-    }
+    let tally = Tally(count: count, done: done)
     var request = URLRequest(url: url)
     // The C baseline has no cache; neither may this side.
     request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
@@ -53,14 +44,40 @@ func throughput(_ url: URL, count: Int, concurrency: Int) -> Int32 {
     for _ in 0..<count {
         let operation = HTTPRequestOperation(request: request)
         operation.completionQueue = callbacks
-        operation.setCompletionBlockWithSuccess({ _, _ in record(failed: false) }, failure: { _, _ in record(failed: true) })
+        operation.setCompletionBlockWithSuccess({ _, _ in tally.record(failed: false) }, failure: { _, _ in tally.record(failed: true) })
         operations.append(operation)
     }
     queue.addOperations(operations, waitUntilFinished: false)
     done.wait()
     let wall = Date().timeIntervalSince(started), cpu = cpuSeconds() - cpu0
+    let failures = tally.failures
     print(String(format: "requests=%d failed=%d wall=%.3f req_per_s=%.0f cpu_s=%.3f", count, failures, wall, Double(count) / wall, cpu))
     return failures == 0 ? 0 : 1
+}
+
+/// Counts finished requests from the callback queue.
+final class Tally: @unchecked Sendable {
+    // @unchecked: `finished` and `failed` are only touched under `lock`.
+    private let lock = NSLock()
+    private var finished = 0, failed = 0
+    private let count: Int
+    private let done: DispatchSemaphore
+
+    init(count: Int, done: DispatchSemaphore) {
+        self.count = count
+        self.done = done
+    }
+
+    func record(failed: Bool) {
+        lock.lock()
+        finished += 1
+        if failed { self.failed += 1 }
+        let last = finished == count
+        lock.unlock()
+        if last { done.signal() }
+    }
+
+    var failures: Int { lock.lock(); defer { lock.unlock() }; return failed }
 }
 
 func latency(_ url: URL, count: Int) -> Int32 {
@@ -75,9 +92,10 @@ func latency(_ url: URL, count: Int) -> Int32 {
         let started = DispatchTime.now().uptimeNanoseconds
         let operation = HTTPRequestOperation(request: request)
         operation.completionQueue = callbacks
-        operation.setCompletionBlockWithSuccess({ _, _ in done.signal() }, failure: { _, _ in failures += 1; done.signal() })
+        operation.setCompletionBlockWithSuccess({ _, _ in done.signal() }, failure: { _, _ in done.signal() })
         operation.start()
         done.wait()
+        if operation.error != nil { failures += 1 }
         samples.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1000)
     }
     samples.sort()

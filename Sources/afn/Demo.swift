@@ -15,12 +15,11 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         guard let baseURL = URL(string: base) else { throw ValidationError("bad base URL: \(base)") }
-        setlinebuf(stdout)
         let started = Date()
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 4
 
-        print("1. A batch of four requests with a dependency graph: users → posts → {comments, likes}")
+        say("1. A batch of four requests with a dependency graph: users → posts → {comments, likes}")
         let names = ["users", "posts", "comments", "likes"]
         let log = Log()
         let operations = names.map { name -> HTTPRequestOperation in
@@ -48,7 +47,7 @@ struct Demo: ParsableCommand {
         log.flush()
         let batchTime = Date().timeIntervalSince(started)
 
-        print("2. A download to a file through outputStream, with progress on stderr")
+        say("2. A download to a file through outputStream, with progress on stderr")
         let downloadStart = Date()
         let download = HTTPRequestOperation(request: URLRequest(url: baseURL.appendingPathComponent("archive.bin")))
         download.completionQueue = callbackQueue
@@ -61,14 +60,21 @@ struct Demo: ParsableCommand {
         let downloadTime = Date().timeIntervalSince(downloadStart)
         let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
 
-        print("3. Report")
+        say("3. Report")
         let failures = (operations + [download]).filter { $0.error != nil }
-        print(String(format: "   batch: %d requests in %.0f ms (dependency order respected)", operations.count, batchTime * 1000))
-        print(String(format: "   download: %.1f MiB in %.2f s = %.1f MiB/s, written to %@", Double(size) / 1_048_576, downloadTime,
+        say(String(format: "   batch: %d requests in %.0f ms (dependency order respected)", operations.count, batchTime * 1000))
+        say(String(format: "   download: %.1f MiB in %.2f s = %.1f MiB/s, written to %@", Double(size) / 1_048_576, downloadTime,
                      Double(size) / 1_048_576 / max(downloadTime, 0.001), output))
-        print("   failures: \(failures.count)")
+        say("   failures: \(failures.count)")
         if !failures.isEmpty { throw ExitCode(1) }
     }
+}
+
+/// Prints a line and flushes it at once, so the demo's steps show as they
+/// happen even when stdout is a pipe.
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
 }
 
 /// Lines printed in the order they were produced, from any queue.
@@ -76,5 +82,5 @@ final class Log: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [String] = []
     func add(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
-    func flush() { lock.lock(); lines.forEach { print($0) }; lines.removeAll(); lock.unlock() }
+    func flush() { lock.lock(); lines.forEach { say($0) }; lines.removeAll(); lock.unlock() }
 }

@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -8,27 +9,78 @@ import FoundationNetworking
 /// them in `HTTPRequestOperation`s carrying its settings, and runs them on its
 /// operation queue.
 open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    // @unchecked: every mutable property lives in `state` (LockedState).
+
+    /// A failure block of the verb methods: the operation is nil when the
+    /// request could not even be built.
+    public typealias FailureBlock = @Sendable (HTTPRequestOperation?, Error) -> Void
+
+    private struct State {
+        var requestSerializer = HTTPRequestSerializer()
+        var responseSerializer: HTTPResponseSerializer = JSONResponseSerializer()
+        var operationQueue = OperationQueue()
+        var shouldUseCredentialStorage = true
+        var credential: URLCredential?
+        var securityPolicy = SecurityPolicy.default()
+        var reachabilityManager = NetworkReachabilityManager.shared()
+        var completionQueue: DispatchQueue?
+        var completionGroup: DispatchGroup?
+    }
+    private let state = LockedState(State())
+
     /// Every relative URL string is resolved against it. A path gets a
     /// trailing "/" so that "users" under "http://h/api" means "/api/users".
+    /// (Written only by the initializers, so reading it needs no lock.)
     public private(set) var baseURL: URL?
+
     /// Builds each request (default `HTTPRequestSerializer()`).
-    public var requestSerializer = HTTPRequestSerializer()
-    /// Given to each operation (default `JSONResponseSerializer()`).
-    public var responseSerializer: HTTPResponseSerializer = JSONResponseSerializer()
+    public var requestSerializer: HTTPRequestSerializer {
+        get { state.withLock { $0.requestSerializer } }
+        set { state.withLock { $0.requestSerializer = newValue } }
+    }
+    /// Given to each operation (default `JSONResponseSerializer()`). Shared,
+    /// as in 2.7: serializers are thread-safe, so changing its settings while
+    /// operations run is safe and affects those that have not serialized yet.
+    public var responseSerializer: HTTPResponseSerializer {
+        get { state.withLock { $0.responseSerializer } }
+        set { state.withLock { $0.responseSerializer = newValue } }
+    }
     /// Where the verb methods enqueue their operations.
-    public var operationQueue = OperationQueue()
+    public var operationQueue: OperationQueue {
+        get { state.withLock { $0.operationQueue } }
+        set { state.withLock { $0.operationQueue = newValue } }
+    }
     /// Copied onto each operation (default true).
-    public var shouldUseCredentialStorage = true
+    public var shouldUseCredentialStorage: Bool {
+        get { state.withLock { $0.shouldUseCredentialStorage } }
+        set { state.withLock { $0.shouldUseCredentialStorage = newValue } }
+    }
     /// Copied onto each operation.
-    public var credential: URLCredential?
-    /// Copied onto each operation (default `SecurityPolicy.default()`).
-    public var securityPolicy = SecurityPolicy.default()
+    public var credential: URLCredential? {
+        get { state.withLock { $0.credential } }
+        set { state.withLock { $0.credential = newValue } }
+    }
+    /// Given to each operation (default `SecurityPolicy.default()`). Shared, as
+    /// in 2.7; each hop of each operation takes a snapshot when it starts.
+    public var securityPolicy: SecurityPolicy {
+        get { state.withLock { $0.securityPolicy } }
+        set { state.withLock { $0.securityPolicy = newValue } }
+    }
     /// Watches the network (`NetworkReachabilityManager.shared()`, as in 2.6+); not started by the manager.
-    public var reachabilityManager = NetworkReachabilityManager.shared()
+    public var reachabilityManager: NetworkReachabilityManager {
+        get { state.withLock { $0.reachabilityManager } }
+        set { state.withLock { $0.reachabilityManager = newValue } }
+    }
     /// Copied onto each operation (nil = main queue).
-    public var completionQueue: DispatchQueue?
+    public var completionQueue: DispatchQueue? {
+        get { state.withLock { $0.completionQueue } }
+        set { state.withLock { $0.completionQueue = newValue } }
+    }
     /// Copied onto each operation (nil = a shared group).
-    public var completionGroup: DispatchGroup?
+    public var completionGroup: DispatchGroup? {
+        get { state.withLock { $0.completionGroup } }
+        set { state.withLock { $0.completionGroup = newValue } }
+    }
 
     /// A manager for `baseURL` (nil: URL strings must be absolute).
     public required init(baseURL: URL? = nil) {
@@ -48,9 +100,10 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
 
     /// An operation for `request` with the manager's serializer, credentials,
     /// security policy, completion queue and group, and these blocks. Not enqueued.
+    @preconcurrency
     public func httpRequestOperation(with request: URLRequest,
-                                     success: ((HTTPRequestOperation, Any?) -> Void)?,
-                                     failure: ((HTTPRequestOperation, Error) -> Void)?) -> HTTPRequestOperation {
+                                     success: HTTPRequestOperation.SuccessBlock?,
+                                     failure: HTTPRequestOperation.FailureBlock?) -> HTTPRequestOperation {
         let operation = HTTPRequestOperation(request: request)
         operation.responseSerializer = responseSerializer
         operation.shouldUseCredentialStorage = shouldUseCredentialStorage
@@ -65,36 +118,36 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     // MARK: - Verbs
 
     /// GET: parameters go in the query string (the serializer's rule).
-    @discardableResult
+    @discardableResult @preconcurrency
     public func get(_ URLString: String, parameters: Any?,
-                    success: ((HTTPRequestOperation, Any?) -> Void)?,
-                    failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+                    success: HTTPRequestOperation.SuccessBlock?,
+                    failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "GET", URLString, parameters: parameters, success: success, failure: failure)
     }
 
     /// HEAD: the success block gets the operation only (there is no body).
-    @discardableResult
+    @discardableResult @preconcurrency
     public func head(_ URLString: String, parameters: Any?,
-                     success: ((HTTPRequestOperation) -> Void)?,
-                     failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+                     success: (@Sendable (HTTPRequestOperation) -> Void)?,
+                     failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "HEAD", URLString, parameters: parameters,
-                success: success.map { block in { operation, _ in block(operation) } }, failure: failure)
+                success: success.map { block in { @Sendable operation, _ in block(operation) } }, failure: failure)
     }
 
     /// POST: parameters go in the body (the serializer's encoding).
-    @discardableResult
+    @discardableResult @preconcurrency
     public func post(_ URLString: String, parameters: Any?,
-                     success: ((HTTPRequestOperation, Any?) -> Void)?,
-                     failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+                     success: HTTPRequestOperation.SuccessBlock?,
+                     failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "POST", URLString, parameters: parameters, success: success, failure: failure)
     }
 
     /// A multipart POST: `parameters` become form fields, `block` appends parts.
-    @discardableResult
+    @discardableResult @preconcurrency
     public func post(_ URLString: String, parameters: Any?,
-                     constructingBodyWith block: ((MultipartFormData) -> Void)?,
-                     success: ((HTTPRequestOperation, Any?) -> Void)?,
-                     failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+                     constructingBodyWith block: (@Sendable (MultipartFormData) -> Void)?,
+                     success: HTTPRequestOperation.SuccessBlock?,
+                     failure: FailureBlock?) -> HTTPRequestOperation? {
         let request: URLRequest
         do {
             request = try requestSerializer.multipartFormRequest(withMethod: "POST", urlString: try absoluteString(for: URLString),
@@ -108,34 +161,34 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     }
 
     /// PUT.
-    @discardableResult
+    @discardableResult @preconcurrency
     public func put(_ URLString: String, parameters: Any?,
-                    success: ((HTTPRequestOperation, Any?) -> Void)?,
-                    failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+                    success: HTTPRequestOperation.SuccessBlock?,
+                    failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "PUT", URLString, parameters: parameters, success: success, failure: failure)
     }
 
     /// PATCH.
-    @discardableResult
+    @discardableResult @preconcurrency
     public func patch(_ URLString: String, parameters: Any?,
-                      success: ((HTTPRequestOperation, Any?) -> Void)?,
-                      failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+                      success: HTTPRequestOperation.SuccessBlock?,
+                      failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "PATCH", URLString, parameters: parameters, success: success, failure: failure)
     }
 
     /// DELETE: parameters go in the query string (the serializer's rule).
-    @discardableResult
+    @discardableResult @preconcurrency
     public func delete(_ URLString: String, parameters: Any?,
-                       success: ((HTTPRequestOperation, Any?) -> Void)?,
-                       failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+                       success: HTTPRequestOperation.SuccessBlock?,
+                       failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "DELETE", URLString, parameters: parameters, success: success, failure: failure)
     }
 
     // MARK: - Helpers
 
     private func enqueue(method: String, _ URLString: String, parameters: Any?,
-                         success: ((HTTPRequestOperation, Any?) -> Void)?,
-                         failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation? {
+                         success: HTTPRequestOperation.SuccessBlock?,
+                         failure: FailureBlock?) -> HTTPRequestOperation? {
         let request: URLRequest
         do {
             request = try requestSerializer.request(withMethod: method, urlString: try absoluteString(for: URLString), parameters: parameters)
@@ -146,10 +199,10 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         return enqueue(request, success: success, failure: failure)
     }
 
-    private func enqueue(_ request: URLRequest, success: ((HTTPRequestOperation, Any?) -> Void)?,
-                         failure: ((HTTPRequestOperation?, Error) -> Void)?) -> HTTPRequestOperation {
+    private func enqueue(_ request: URLRequest, success: HTTPRequestOperation.SuccessBlock?,
+                         failure: FailureBlock?) -> HTTPRequestOperation {
         let operation = httpRequestOperation(with: request, success: success,
-                                             failure: failure.map { block in { operation, error in block(operation, error) } })
+                                             failure: failure.map { block in { @Sendable operation, error in block(operation, error) } })
         operationQueue.addOperation(operation)
         return operation
     }
@@ -159,14 +212,14 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         guard let url = URL(string: URLString, relativeTo: baseURL), url.scheme != nil else {
             throw NSError(domain: NSURLErrorDomain, code: NSURLErrorBadURL, userInfo: [
                 NSLocalizedDescriptionKey: "\"\(URLString)\" is not a URL\(baseURL == nil ? " and the manager has no base URL" : "").",
-                NSURLErrorFailingURLStringErrorKey: URLString,
+                "NSErrorFailingURLStringKey": URLString,
             ])
         }
         return url.absoluteString
     }
 
     /// A request that cannot be built fails through `failure(nil, error)` on the completion queue.
-    private func reportFailure(_ error: Error, to failure: ((HTTPRequestOperation?, Error) -> Void)?) {
+    private func reportFailure(_ error: Error, to failure: FailureBlock?) {
         guard let failure else { return }
         (completionQueue ?? .main).async(group: completionGroup) { failure(nil, error) }
     }

@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -13,13 +14,29 @@ import FoundationNetworking
 /// finished after its success or failure block has returned, so a dependent
 /// operation never starts early (2.x issue 2929).
 open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
-    private var _responseSerializer: HTTPResponseSerializer = HTTPResponseSerializer()
-    private var serialized: Result<Any?, Error>?
-    private var success: ((HTTPRequestOperation, Any?) -> Void)?
-    private var failure: ((HTTPRequestOperation, Error) -> Void)?
-    /// Serializes `responseObject` without holding the state lock, so readers
-    /// of other properties never wait on a slow parser.
-    private let serializationLock = NSLock()
+    // @unchecked: the fields below live in `http` (LockedState).
+
+    /// The success block's type.
+    public typealias SuccessBlock = @Sendable (HTTPRequestOperation, Any?) -> Void
+    /// The failure block's type.
+    public typealias FailureBlock = @Sendable (HTTPRequestOperation, Error) -> Void
+
+    private struct HTTPState {
+        var responseSerializer: HTTPResponseSerializer = HTTPResponseSerializer()
+        /// The serializer's result, computed once (nil: not yet).
+        var serialized: Result<SerializedObject, Error>?
+        var success: SuccessBlock?
+        var failure: FailureBlock?
+    }
+
+    /// A response object as computed; `Any?` is not Sendable, the value is
+    /// never mutated after it is stored.
+    private struct SerializedObject: @unchecked Sendable {
+        // @unchecked: an immutable box around the serializer's result.
+        let value: Any?
+    }
+
+    private let http = LockedState(HTTPState())
 
     /// Creates an operation for `request` with an `HTTPResponseSerializer`.
     public required init(request: URLRequest) {
@@ -39,23 +56,22 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         let (ranged, stream) = try file.prepare(request)
         self.init(request: ranged)
         outputStream = stream
-        resumableFile = file
+        settings.withLock { $0.resumableFile = file }
     }
 
     /// The HTTP response, once its head has arrived.
     public override var response: HTTPURLResponse? { super.response as? HTTPURLResponse }
 
-    /// Validates the response and builds `responseObject`. Setting it discards
-    /// an object already computed.
+    /// Validates the response and builds `responseObject`. The manager shares
+    /// one serializer with its operations (as 2.7); serializers are
+    /// thread-safe. Setting it discards an object already computed.
     public var responseSerializer: HTTPResponseSerializer {
-        get { locked { _responseSerializer } }
+        get { http.withLock { $0.responseSerializer } }
         set {
-            serializationLock.lock()
-            locked {
-                _responseSerializer = newValue
-                serialized = nil
+            http.withLock { http in
+                http.responseSerializer = newValue
+                http.serialized = nil
             }
-            serializationLock.unlock()
         }
     }
 
@@ -63,49 +79,59 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
     /// a transport error; nil before that or when serialization failed.
     public var responseObject: Any? {
         guard case .success(let object)? = serializeIfNeeded() else { return nil }
-        return object
+        return object.value
     }
 
     /// The transport error, else the serializer's error (status code, content
     /// type, parse failure), else nil.
     public override var error: Error? {
-        if let transportError = transportError { return transportError }
-        if case .failure(let serializationError)? = locked({ serialized }) { return serializationError }
+        if let transportError { return transportError }
+        if case .failure(let serializationError)? = http.withLock({ $0.serialized }) { return serializationError }
         return nil
     }
 
     /// Sets the blocks called on `completionQueue` when the operation ends:
     /// `success` with the response object, or `failure` with the error
-    /// (cancellation included). Exactly one of them runs, once.
-    public func setCompletionBlockWithSuccess(_ success: ((HTTPRequestOperation, Any?) -> Void)?,
-                                              failure: ((HTTPRequestOperation, Error) -> Void)?) {
-        locked {
-            self.success = success
-            self.failure = failure
+    /// (cancellation included). Exactly one of them runs, once. They are
+    /// `@Sendable`: they run on the completion queue, not where they were written.
+    @preconcurrency
+    public func setCompletionBlockWithSuccess(_ success: SuccessBlock?, failure: FailureBlock?) {
+        http.withLock { http in
+            http.success = success
+            http.failure = failure
         }
     }
 
-    private func serializeIfNeeded() -> Result<Any?, Error>? {
-        serializationLock.lock()
-        defer { serializationLock.unlock() }
-        let (cached, ready, serializer, response, data) = locked {
-            (serialized, isDelivering && transportError == nil, _responseSerializer, materializedResponse(), responseData)
-        }
-        if let cached { return cached }
-        guard ready else { return nil }
-        let result = Result { try serializer.responseObject(for: response, data: data) }
-        locked { serialized = result }
-        return result
-    }
-
-    override func deliverCompletion(_ done: @escaping () -> Void) {
-        let (success, failure) = locked { () -> (((HTTPRequestOperation, Any?) -> Void)?, ((HTTPRequestOperation, Error) -> Void)?) in
-            defer {
-                // Released once delivered: blocks commonly capture the operation.
-                self.success = nil
-                self.failure = nil
+    /// The serializer's result, computed on first use once the output is final.
+    /// The serializer (caller code) runs without any lock held; if two threads
+    /// race, the first result stored wins and both return it.
+    private func serializeIfNeeded() -> Result<SerializedObject, Error>? {
+        if let cached = http.withLock({ $0.serialized }) { return cached }
+        // Only once the output is final and the transport succeeded.
+        let (ready, data) = core.withLock { core -> (Bool, Data?) in
+            switch core.machine.state {
+            case .completing(let outcome), .finished(let outcome): return (outcome.error == nil, outcome.memoryBody)
+            default: return (false, nil)
             }
-            return (self.success, self.failure)
+        }
+        guard ready else { return nil }
+        let serializer = responseSerializer
+        let response = self.response
+        let result = Result { SerializedObject(value: try serializer.responseObject(for: response, data: data)) }
+        return http.withLock { http in
+            if http.serialized == nil { http.serialized = result }
+            return http.serialized
+        }
+    }
+
+    override func runCompletion(_ outcome: TransferStateMachine.Outcome) {
+        let (success, failure) = http.withLock { http -> (SuccessBlock?, FailureBlock?) in
+            // Released once delivered: blocks commonly capture the operation.
+            defer {
+                http.success = nil
+                http.failure = nil
+            }
+            return (http.success, http.failure)
         }
         let queue = effectiveCompletionQueue
         let group = effectiveCompletionGroup
@@ -114,53 +140,56 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         // (saving a thread hop), else on the shared processing queue.
         let parsesOnCompletionQueue = queue !== DispatchQueue.main
         let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
-        let storesInCache = mayStoreInCache
         group.enter()
         workQueue.async { [self] in
-            if storesInCache { storeInCache() }
-            let outcome: Result<Any?, Error>
-            if let transportError = transportError {
-                outcome = .failure(transportError)
+            recordResponse(outcome)
+            let result: Result<Any?, Error>
+            if let transportError = outcome.error {
+                result = .failure(transportError)
             } else {
-                outcome = serializeIfNeeded() ?? .success(nil)
+                result = (serializeIfNeeded() ?? .success(SerializedObject(value: nil))).map(\.value)
             }
-            let deliver: (() -> Void)?
-            switch outcome {
+            let deliver: (@Sendable () -> Void)?
+            switch result {
             case .success(let object) where success != nil:
-                deliver = { success?(self, object) }
+                let box = SerializedObject(value: object)
+                deliver = { success?(self, box.value) }
             case .failure(let error) where failure != nil:
                 deliver = { failure?(self, error) }
             default:
                 deliver = nil
             }
             guard let deliver else {
-                done()
+                completionFinished()
                 group.leave()
                 return
             }
             if parsesOnCompletionQueue {
                 deliver()
-                done()
+                completionFinished()
                 group.leave()
             } else {
-                queue.async { deliver(); done(); group.leave() }
+                queue.async { [self] in
+                    deliver()
+                    completionFinished()
+                    group.leave()
+                }
             }
         }
     }
 
     override func didPause() {
-        // Ask for the rest: from the bytes already written, and only if the
+        // Ask for the rest: from the bytes already received, and only if the
         // entity is still the one they came from.
         let offset = bytesWrittenToOutput
-        locked {
-            var request = self.request
+        let response = self.response
+        settings.withLock { settings in
             // If-Range with the ETag, else (beyond 2.7) with Last-Modified, so a
             // changed entity is sent whole instead of spliced.
             if let validator = response?.value(forHTTPHeaderField: "ETag") ?? response?.value(forHTTPHeaderField: "Last-Modified") {
-                request.setValue(validator, forHTTPHeaderField: "If-Range")
+                settings.request.setValue(validator, forHTTPHeaderField: "If-Range")
             }
-            request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
-            self.request = request
+            settings.request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         }
     }
 

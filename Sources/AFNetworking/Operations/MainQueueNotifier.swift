@@ -1,30 +1,34 @@
+import AFNetworkingTransport
 import Foundation
 
 /// Posts the operations' start and finish notifications on the main queue, in
 /// order, with one main-queue hop per burst instead of one per notification:
 /// a busy queue finishing thousands of operations would otherwise wake the
 /// main thread twice per request.
-final class MainQueueNotifier: @unchecked Sendable {
+final class MainQueueNotifier: Sendable {
     static let shared = MainQueueNotifier()
 
-    private let lock = NSLock()
-    private var pending: [(Notification.Name, AnyObject)] = []
+    private struct Pending: @unchecked Sendable {
+        // @unchecked: the objects are only handed to NotificationCenter on the main queue.
+        var notifications: [(Notification.Name, AnyObject)] = []
+    }
+    private let pending = LockedState(Pending())
 
     func post(_ name: Notification.Name, object: AnyObject) {
-        lock.lock()
-        let scheduleDrain = pending.isEmpty
-        pending.append((name, object))
-        lock.unlock()
+        let scheduleDrain = pending.withLock { pending in
+            defer { pending.notifications.append((name, object)) }
+            return pending.notifications.isEmpty
+        }
         if scheduleDrain {
             DispatchQueue.main.async { self.drain() }
         }
     }
 
     private func drain() {
-        lock.lock()
-        let batch = pending
-        pending.removeAll(keepingCapacity: true)
-        lock.unlock()
+        let batch = pending.withLock { pending in
+            defer { pending.notifications.removeAll(keepingCapacity: true) }
+            return pending.notifications
+        }
         for (name, object) in batch {
             NotificationCenter.default.post(name: name, object: object)
         }

@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -7,6 +8,8 @@ import FoundationNetworking
 /// file (`<destination>.partial`) and a small sidecar (`<destination>.partial.json`)
 /// naming the URL, the entity's validator and its full length.
 final class ResumableFile: @unchecked Sendable {
+    // @unchecked: `prepare` runs before the operation starts; `record` and
+    // `complete` run on the operation's response writer queue, one at a time.
     struct Sidecar: Codable, Equatable {
         var url: String
         var etag: String?
@@ -17,8 +20,9 @@ final class ResumableFile: @unchecked Sendable {
     let destination: URL
     let partial: URL
     let sidecarURL: URL
-    private let lock = NSLock()
     private var sidecar: Sidecar
+    /// The stream `prepare` opened on the partial file.
+    private var stream: PartialFileOutputStream?
 
     init(destination: URL, url: URL) {
         self.destination = destination
@@ -53,14 +57,14 @@ final class ResumableFile: @unchecked Sendable {
             _ = ftruncate(descriptor, 0)
             size = 0
         }
-        return (ranged, PartialFileOutputStream(descriptor: descriptor, offset: size))
+        let stream = PartialFileOutputStream(descriptor: descriptor, offset: size)
+        self.stream = stream
+        return (ranged, stream)
     }
 
     /// Remembers the validator and length of the entity being written, so a
     /// later process can continue it.
     func record(_ response: ReceivedResponse) {
-        lock.lock()
-        defer { lock.unlock() }
         var next = sidecar
         switch response.statusCode {
         case 200:
@@ -81,8 +85,8 @@ final class ResumableFile: @unchecked Sendable {
     }
 
     /// A complete download becomes the destination; the sidecar goes away.
-    func complete(_ stream: PartialFileOutputStream) throws {
-        stream.flushToDisk()
+    func complete() throws {
+        stream?.flushToDisk()
         if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
         try FileManager.default.moveItem(at: partial, to: destination)
         try? FileManager.default.removeItem(at: sidecarURL)

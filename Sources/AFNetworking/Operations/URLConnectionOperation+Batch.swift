@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 
 extension URLConnectionOperation {
@@ -8,9 +9,10 @@ extension URLConnectionOperation {
     /// finished; `completionBlock` runs on the main queue after every
     /// operation's completion work (success/failure, completion block and
     /// progress) has returned.
+    @preconcurrency
     public static func batch(ofRequestOperations operations: [URLConnectionOperation],
-                             progressBlock: ((_ numberOfFinishedOperations: Int, _ totalNumberOfOperations: Int) -> Void)?,
-                             completionBlock: (([URLConnectionOperation]) -> Void)?) -> [Operation] {
+                             progressBlock: (@Sendable (_ numberOfFinishedOperations: Int, _ totalNumberOfOperations: Int) -> Void)?,
+                             completionBlock: (@Sendable ([URLConnectionOperation]) -> Void)?) -> [Operation] {
         guard !operations.isEmpty else {
             return [BlockOperation { DispatchQueue.main.async { completionBlock?([]) } }]
         }
@@ -38,17 +40,16 @@ extension URLConnectionOperation {
 }
 
 /// Counts finished operations of a batch from whichever queue reports.
-private final class BatchCounter: @unchecked Sendable {
+private final class BatchCounter: Sendable {
     let total: Int
-    private var finished = 0
-    private let lock = NSLock()
+    private let finished = LockedState(0)
 
     init(total: Int) { self.total = total }
 
     func increment() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        finished += 1
-        return finished
+        finished.withLock { count in
+            count += 1
+            return count
+        }
     }
 }

@@ -39,7 +39,7 @@ extension URLConnectionOperation: NSSecureCoding {
         coder.encode((request.allHTTPHeaderFields ?? [:]) as NSDictionary, forKey: OperationCodingKey.headers)
         coder.encode(request.httpBody as NSData?, forKey: OperationCodingKey.body)
         coder.encode(request.timeoutInterval, forKey: OperationCodingKey.timeout)
-        coder.encode(stateForArchiving == .finished, forKey: OperationCodingKey.finished)
+        coder.encode(archivesAsFinished, forKey: OperationCodingKey.finished)
         if let response = response as? HTTPURLResponse, let url = response.url {
             coder.encode(url.absoluteString as NSString, forKey: OperationCodingKey.responseURL)
             coder.encode(response.statusCode, forKey: OperationCodingKey.statusCode)
@@ -52,9 +52,9 @@ extension URLConnectionOperation: NSSecureCoding {
             coder.encode(error.localizedDescription as NSString, forKey: OperationCodingKey.errorDescription)
         }
         coder.encode(responseData as NSData?, forKey: OperationCodingKey.responseData)
-        coder.encode(totalBytesRead, forKey: OperationCodingKey.totalBytesRead)
-        if let http = self as? HTTPRequestOperation, let serializer = http.responseSerializer as? NSSecureCoding {
-            coder.encode(serializer, forKey: OperationCodingKey.responseSerializer)
+        coder.encode(bytesWrittenToOutput, forKey: OperationCodingKey.totalBytesRead)
+        if let http = self as? HTTPRequestOperation {
+            coder.encode(http.responseSerializer, forKey: OperationCodingKey.responseSerializer)
         }
     }
 
@@ -89,8 +89,6 @@ extension URLConnectionOperation: NSSecureCoding {
         }
         let data = has(OperationCodingKey.responseData)
             ? coder.decodeObject(of: NSData.self, forKey: OperationCodingKey.responseData).map { Data(referencing: $0) } : nil
-        restore(response: response, error: error, responseData: data,
-                totalBytesRead: coder.decodeInt64(forKey: OperationCodingKey.totalBytesRead),
-                finished: coder.decodeBool(forKey: OperationCodingKey.finished))
+        restore(response: response, error: error, responseData: data, finished: coder.decodeBool(forKey: OperationCodingKey.finished))
     }
 }

@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -11,75 +12,55 @@ import FoundationNetworking
 /// `willChangeValue(forKey:)` / `didChangeValue(forKey:)`, which is how
 /// Foundation's queue learns of them, so dependencies, concurrency limits,
 /// priorities and `waitUntilFinished()` behave as on Darwin.
+///
+/// Inside, the operation is a thin adapter: its lifecycle is one
+/// `TransferStateMachine` value behind a lock (`core`); what the machine asks
+/// for runs after the lock is released (see `URLConnectionOperation+Machine`).
+/// Settings and blocks live in a second lock (`settings`); the two are never
+/// held together.
 open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
-    /// Guards every mutable property below. Recursive because subclasses and
-    /// user blocks may read properties while a locked section calls out.
-    let lock = NSRecursiveLock()
+    // @unchecked: every mutable field is inside `core` or `settings` (LockedState).
 
-    var state = OperationState.ready
-    var _request: URLRequest
-    /// The response head as received; `_response` is built from it on demand.
-    var receivedResponse: ReceivedResponse?
-    var _response: URLResponse?
-    var _error: Error?
-    var _responseData: Data?
-    var _responseString: String?
-    var _outputStream: OutputStream?
-    /// Body collected without an `OutputStream` when the caller never asked for one.
-    var memorySink: Data?
-    /// The transfer currently running for this operation; a transfer that is no
-    /// longer current (paused, cancelled) can still report, and is ignored.
-    var currentTransfer: Transfer?
-    /// Set once the transfer has ended and completion work is under way.
-    var isDelivering = false
-    /// The request of the current hop: the operation's request, or where a
-    /// redirect or an authentication retry led.
-    var hopRequest: URLRequest
-    /// Redirects followed and credentials tried since the operation (re)started.
-    var redirectCount = 0
-    var authenticationFailures = 0
-    /// The body of a response that may be followed up (a redirect or an
-    /// authentication challenge), held until the follow-up is decided.
-    var interimBody: Data?
-    /// How the answer to a resumed request treats the output (see ResumeRules).
-    var resumeDecision: ResumeRules.Decision?
-    /// The response that stands when a resumed request finds the body complete.
-    var responseBeforeResume: ReceivedResponse?
-    /// Whether the current hop's response head reached `transferDidReceive`.
-    var hopResponseSeen = false
-    /// The cached response a conditional request is revalidating.
-    var revalidating: CachedURLResponse?
-    /// Whether the outcome came from `URLCache` (and so is not stored again).
-    var servedFromCache = false
-    /// Whether the operation was executing when it was paused (else it was
-    /// paused while still waiting to start).
-    var pausedAfterStart = false
-    /// The byte offset the current hop asks to resume from (its `Range`), if any.
-    var hopResumeOffset: Int64?
-    /// The partial file and sidecar of a restart-proof download, if this is one.
-    var resumableFile: ResumableFile?
-    /// The challenge awaiting an answer from the challenge block, if any.
-    var pendingChallenge: PendingChallenge?
-    var totalBytesRead: Int64 = 0
+    /// The lifecycle and what belongs to it.
+    struct Core {
+        var machine: TransferStateMachine
+        /// The transfer of the machine's current hop, once built and registered.
+        var transfer: Transfer?
+        /// Writes the body to `outputStream` off the network thread (nil when
+        /// the body stays in memory).
+        var writer: ResponseBodyWriter?
+        /// The challenge object handed to the challenge block, and the
+        /// machine's token for it.
+        var challenge: (challenge: URLAuthenticationChallenge, token: UInt64)?
+    }
 
-    var uploadProgress: ((Int, Int64, Int64) -> Void)?
-    var downloadProgress: ((Int, Int64, Int64) -> Void)?
-    var authenticationChallenge: ((URLConnectionOperation, URLAuthenticationChallenge) -> Void)?
-    var redirectResponse: ((URLConnectionOperation, URLRequest, URLResponse?) -> URLRequest?)?
-    var cacheResponse: ((URLConnectionOperation, CachedURLResponse) -> CachedURLResponse?)?
+    /// What the caller configures.
+    struct Settings {
+        var request: URLRequest
+        var credential: URLCredential?
+        var shouldUseCredentialStorage = true
+        var securityPolicy = SecurityPolicy.default()
+        var outputStream: OutputStream?
+        var completionQueue: DispatchQueue?
+        var completionGroup: DispatchGroup?
+        var userInfo: [AnyHashable: Any] = [:]
+        var uploadProgress: (@Sendable (Int, Int64, Int64) -> Void)?
+        var downloadProgress: (@Sendable (Int, Int64, Int64) -> Void)?
+        var authenticationChallenge: (@Sendable (URLConnectionOperation, URLAuthenticationChallenge) -> Void)?
+        var redirectResponse: (@Sendable (URLConnectionOperation, URLRequest, URLResponse?) -> URLRequest?)?
+        var cacheResponse: (@Sendable (URLConnectionOperation, CachedURLResponse) -> CachedURLResponse?)?
+        var completionBlock: (@Sendable () -> Void)?
+        /// The partial file and sidecar of a restart-proof download, if this is one.
+        var resumableFile: ResumableFile?
+    }
 
-    var userCompletionBlock: (@Sendable () -> Void)?
-    var _completionQueue: DispatchQueue?
-    var _completionGroup: DispatchGroup?
-    var _userInfo: [AnyHashable: Any] = [:]
-    var _credential: URLCredential?
-    var _shouldUseCredentialStorage = true
-    var _securityPolicy = SecurityPolicy.default()
+    let core: LockedState<Core>
+    let settings: LockedState<Settings>
 
     /// Creates an operation for `request`; nothing is sent until it starts.
     public required init(request: URLRequest) {
-        _request = request
-        hopRequest = request
+        core = LockedState(Core(machine: TransferStateMachine()))
+        settings = LockedState(Settings(request: request))
         super.init()
     }
 
@@ -98,23 +79,21 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// The request to send. `pause()` rewrites it with `Range` / `If-Range`.
     public internal(set) var request: URLRequest {
-        get { locked { _request } }
-        set { locked { _request = newValue } }
+        get { settings.withLock { $0.request } }
+        set { settings.withLock { $0.request = newValue } }
     }
 
     /// The last response received, set once the response head has arrived.
-    public var response: URLResponse? { locked { materializedResponse() } }
-
-    /// Builds the `HTTPURLResponse` on first use. Call with `lock` held.
-    func materializedResponse() -> URLResponse? {
-        if _response == nil, let received = receivedResponse {
-            _response = received.makeHTTPURLResponse()
+    public var response: URLResponse? {
+        switch core.withLock({ $0.machine.currentResponse }) {
+        case .received(let head)?: return head.httpURLResponse
+        case .cached(let cached)?: return cached.response
+        case nil: return nil
         }
-        return _response
     }
 
     /// The transport's outcome alone, before any response serialization.
-    var transportError: Error? { locked { _error } }
+    var transportError: NSError? { core.withLock { $0.machine.outcome?.error } }
 
     /// Why the operation failed: transport errors are `NSError`s in
     /// `NSURLErrorDomain` with `NSURLErrorFailingURLErrorKey`.
@@ -122,85 +101,91 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// What was written to a memory output stream (the default one or a
     /// caller's); nil while running or when the body went to a file stream.
-    public var responseData: Data? { locked { _responseData } }
+    public var responseData: Data? {
+        core.withLock { core in
+            switch core.machine.state {
+            case .completing(let outcome), .finished(let outcome): return outcome.memoryBody
+            default: return nil
+            }
+        }
+    }
 
     /// `responseData` decoded with `responseStringEncoding`.
     public var responseString: String? {
-        locked {
-            if _responseString == nil, materializedResponse() != nil, let data = _responseData {
-                _responseString = String(data: data, encoding: responseStringEncoding)
-            }
-            return _responseString
-        }
+        guard let data = responseData, response != nil else { return nil }
+        return String(data: data, encoding: responseStringEncoding)
     }
 
     /// The encoding named by the response's Content-Type charset, else UTF-8.
     public var responseStringEncoding: String.Encoding {
-        let name = locked { materializedResponse()?.textEncodingName }
-        return TextEncoding.encoding(forCharset: name) ?? .utf8
+        TextEncoding.encoding(forCharset: response?.textEncodingName) ?? .utf8
     }
 
     // MARK: - Settings
 
     /// Whether `URLCredentialStorage` is consulted for authentication (default true).
     public var shouldUseCredentialStorage: Bool {
-        get { locked { _shouldUseCredentialStorage } }
-        set { locked { _shouldUseCredentialStorage = newValue } }
+        get { settings.withLock { $0.shouldUseCredentialStorage } }
+        set { settings.withLock { $0.shouldUseCredentialStorage = newValue } }
     }
 
     /// The credential offered on the first authentication challenge.
     public var credential: URLCredential? {
-        get { locked { _credential } }
-        set { locked { _credential = newValue } }
+        get { settings.withLock { $0.credential } }
+        set { settings.withLock { $0.credential = newValue } }
     }
 
     /// How the server's certificate is judged (default `SecurityPolicy.default()`).
+    /// Each hop takes a snapshot when it starts.
     public var securityPolicy: SecurityPolicy {
-        get { locked { _securityPolicy } }
-        set { locked { _securityPolicy = newValue } }
+        get { settings.withLock { $0.securityPolicy } }
+        set { settings.withLock { $0.securityPolicy = newValue } }
     }
 
     /// The request body stream; setting it replaces the request's body.
     public var inputStream: InputStream? {
-        get { locked { _request.httpBodyStream } }
-        set { locked { _request.httpBodyStream = newValue } }
+        get { settings.withLock { $0.request.httpBodyStream } }
+        set { settings.withLock { $0.request.httpBodyStream = newValue } }
     }
 
     /// Where the response body goes. Defaults to a memory stream; a file stream
     /// receives the body as it arrives and the body is not kept in memory.
+    /// The stream is opened, written and closed on a queue of its own, never
+    /// on the network thread.
     public var outputStream: OutputStream? {
         get {
-            locked {
-                if _outputStream == nil && memorySink == nil {
-                    _outputStream = OutputStream(toMemory: ())
-                }
-                return _outputStream
+            settings.withLock { settings in
+                if settings.outputStream == nil { settings.outputStream = OutputStream(toMemory: ()) }
+                return settings.outputStream
             }
         }
         set {
-            locked {
-                if let old = _outputStream, old !== newValue { old.close() }
-                _outputStream = newValue
+            let old = settings.withLock { settings -> OutputStream? in
+                defer { settings.outputStream = newValue }
+                return settings.outputStream
             }
+            if let old, old !== newValue { old.close() }
         }
     }
 
     /// The queue for success, failure, progress and completion blocks (nil = main queue).
     public var completionQueue: DispatchQueue? {
-        get { locked { _completionQueue } }
-        set { locked { _completionQueue = newValue } }
+        get { settings.withLock { $0.completionQueue } }
+        set { settings.withLock { $0.completionQueue = newValue } }
     }
 
     /// The group completion work joins (nil = a group shared by all operations).
+    /// It is entered when completion work is scheduled, not when the operation
+    /// starts: `notify` on it means "everything delivered so far has run".
     public var completionGroup: DispatchGroup? {
-        get { locked { _completionGroup } }
-        set { locked { _completionGroup = newValue } }
+        get { settings.withLock { $0.completionGroup } }
+        set { settings.withLock { $0.completionGroup = newValue } }
     }
 
     /// Free-form values for the caller.
     public var userInfo: [AnyHashable: Any] {
-        get { locked { _userInfo } }
-        set { locked { _userInfo = newValue } }
+        get { settings.withLock { $0.userInfo } }
+        set { settings.withLock { $0.userInfo = newValue } }
     }
 
     var effectiveCompletionQueue: DispatchQueue { completionQueue ?? .main }
@@ -209,43 +194,52 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     // MARK: - Blocks
 
     /// Called on `completionQueue` as the request body is sent.
-    public func setUploadProgressBlock(_ block: ((_ bytesWritten: Int, _ totalBytesWritten: Int64, _ totalBytesExpectedToWrite: Int64) -> Void)?) {
-        locked { uploadProgress = block }
+    @preconcurrency
+    public func setUploadProgressBlock(_ block: (@Sendable (_ bytesWritten: Int, _ totalBytesWritten: Int64, _ totalBytesExpectedToWrite: Int64) -> Void)?) {
+        settings.withLock { $0.uploadProgress = block }
     }
 
-    /// Called on `completionQueue` as the response body arrives.
-    public func setDownloadProgressBlock(_ block: ((_ bytesRead: Int, _ totalBytesRead: Int64, _ totalBytesExpectedToRead: Int64) -> Void)?) {
-        locked { downloadProgress = block }
+    /// Called on `completionQueue` as the response body arrives. Totals are
+    /// absolute: after a resume they count from the entity's first byte, and
+    /// the expected total is the entity's full length.
+    @preconcurrency
+    public func setDownloadProgressBlock(_ block: (@Sendable (_ bytesRead: Int, _ totalBytesRead: Int64, _ totalBytesExpectedToRead: Int64) -> Void)?) {
+        settings.withLock { $0.downloadProgress = block }
     }
 
     /// Decides HTTP authentication challenges (401/407) for this operation.
-    public func setWillSendRequestForAuthenticationChallengeBlock(_ block: ((URLConnectionOperation, URLAuthenticationChallenge) -> Void)?) {
-        locked { authenticationChallenge = block }
+    /// Runs off the network and main threads; answer through the challenge's
+    /// `sender` (this operation), from any thread, once.
+    @preconcurrency
+    public func setWillSendRequestForAuthenticationChallengeBlock(_ block: (@Sendable (URLConnectionOperation, URLAuthenticationChallenge) -> Void)?) {
+        settings.withLock { $0.authenticationChallenge = block }
     }
 
     /// Called for each redirect with the proposed request and the 3xx response;
     /// return the request to send, or nil to stop at the redirect.
-    public func setRedirectResponseBlock(_ block: ((URLConnectionOperation, URLRequest, URLResponse?) -> URLRequest?)?) {
-        locked { redirectResponse = block }
+    @preconcurrency
+    public func setRedirectResponseBlock(_ block: (@Sendable (URLConnectionOperation, URLRequest, URLResponse?) -> URLRequest?)?) {
+        settings.withLock { $0.redirectResponse = block }
     }
 
     /// Can change or refuse (nil) the response about to be cached.
-    public func setCacheResponseBlock(_ block: ((URLConnectionOperation, CachedURLResponse) -> CachedURLResponse?)?) {
-        locked { cacheResponse = block }
+    @preconcurrency
+    public func setCacheResponseBlock(_ block: (@Sendable (URLConnectionOperation, CachedURLResponse) -> CachedURLResponse?)?) {
+        settings.withLock { $0.cacheResponse = block }
     }
 
     // MARK: - Operation
 
     open override var isReady: Bool {
-        locked { state == .ready } && super.isReady
+        core.withLock { $0.machine.phase == .ready } && super.isReady
     }
 
-    open override var isExecuting: Bool { locked { state == .executing } }
+    open override var isExecuting: Bool { core.withLock { $0.machine.phase == .executing } }
 
-    open override var isFinished: Bool { locked { state == .finished } }
+    open override var isFinished: Bool { core.withLock { $0.machine.phase == .finished } }
 
     /// Whether the transfer is paused; `resume()` continues it.
-    public var isPaused: Bool { locked { state == .paused } }
+    public var isPaused: Bool { core.withLock { $0.machine.phase == .paused } }
 
     open override var isAsynchronous: Bool { true }
 
@@ -254,68 +248,47 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// released once it has run, so a block that captures the operation does
     /// not keep it alive.
     open override var completionBlock: (@Sendable () -> Void)? {
-        get { locked { userCompletionBlock } }
+        get { settings.withLock { $0.completionBlock } }
         set {
-            locked { userCompletionBlock = newValue }
+            settings.withLock { $0.completionBlock = newValue }
             guard newValue != nil else {
                 super.completionBlock = nil
                 return
             }
             super.completionBlock = { [weak self] in
-                guard let self, let block = self.locked({ self.userCompletionBlock }) else { return }
-                self.effectiveCompletionQueue.async(group: self.effectiveCompletionGroup) { block() }
-                self.completionBlock = nil
+                guard let self else { return }
+                let (block, queue, group) = self.settings.withLock { settings in
+                    defer { settings.completionBlock = nil }
+                    return (settings.completionBlock, settings.completionQueue ?? .main, settings.completionGroup ?? CompletionDefaults.group)
+                }
+                guard let block else { return }
+                queue.async(group: group) { block() }
             }
         }
     }
 
+    /// Starts the transfer (a second call, or a call while dependencies are
+    /// pending, does nothing). An operation cancelled before it started
+    /// finishes at once with `NSURLErrorCancelled`.
     open override func start() {
-        lock.lock()
-        if isCancelled {
-            lock.unlock()
-            finishCancelled()
-            return
+        guard isCancelled || super.isReady else { return }
+        let (request, stream) = settings.withLock { ($0.request, $0.outputStream) }
+        handle { core in
+            if let stream, core.writer == nil, case .waiting(cancelled: false) = core.machine.state {
+                core.writer = ResponseBodyWriter(stream: stream) { [weak self] error in self?.outputDidFail(error) }
+            }
+            return core.machine.start(request, bodyInMemory: stream == nil)
         }
-        if state == .paused {
-            // Started (by its queue) while paused before it ran: it runs on resume().
-            pausedAfterStart = true
-            lock.unlock()
-            return
-        }
-        guard state == .ready, super.isReady else {
-            lock.unlock()
-            return
-        }
-        let transition = transition(to: .executing)
-        lock.unlock()
-        announce(transition)
-        postOnMain(.AFNetworkingOperationDidStart)
-        beginTransfer()
     }
 
+    /// Ends the operation with `NSURLErrorCancelled` and calls `failure`:
+    /// before it started (when its queue starts it), while it runs, waits for
+    /// a redirect or challenge decision, or is paused.
     open override func cancel() {
-        lock.lock()
-        guard state != .finished, !isCancelled else {
-            lock.unlock()
-            return
-        }
+        guard !isFinished, !isCancelled else { return }
         super.cancel()
-        let wasPaused = state == .paused
-        let startedBefore = pausedAfterStart
-        // Paused before it started: ready again, so that its queue starts it
-        // and `start()` ends it as cancelled.
-        let backToReady = wasPaused && !startedBefore ? transition(to: .ready) : nil
-        let transfer = currentTransfer
-        currentTransfer = nil
-        lock.unlock()
-        if let transfer {
-            NetworkEngine.shared.submit(.abort(transfer, .cancelled))
-            transferDidEnd(response: nil, error: cancellationError())
-        } else if wasPaused && startedBefore {
-            finishCancelled()
-        } else {
-            announce(backToReady)
-        }
+        let request = self.request
+        handle { $0.machine.cancel(request) }
     }
 
     /// On the main thread, waiting must not block the completion blocks that
@@ -335,135 +308,45 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// Stops the transfer and keeps what arrived; `resume()` continues it.
     public func pause() {
-        lock.lock()
-        guard state == .ready || state == .executing, !isCancelled, !isDelivering else {
-            lock.unlock()
-            return
-        }
-        let wasExecuting = state == .executing
-        let transfer = currentTransfer
-        currentTransfer = nil
-        let transition = transition(to: .paused)
-        pausedAfterStart = wasExecuting
-        lock.unlock()
-        if let transfer { NetworkEngine.shared.submit(.abort(transfer, .cancelled)) }
-        announce(transition)
-        if wasExecuting { postOnMain(.AFNetworkingOperationDidFinish) }
-        didPause()
+        guard !isCancelled else { return }
+        let paused = handle { $0.machine.pause() }
+        if paused.after == .paused && paused.before != .paused { didPause() }
     }
 
-    /// Continues a paused operation.
+    /// Continues a paused operation: from the bytes already received when the
+    /// request carries `Range` (as `HTTPRequestOperation.pause()` writes it).
     public func resume() {
-        lock.lock()
-        guard state == .paused else {
-            lock.unlock()
-            return
-        }
-        let transition = transition(to: .ready)
-        let restart = pausedAfterStart
-        lock.unlock()
-        announce(transition)
-        // An operation paused before it ever started goes back to waiting for
-        // its queue (or its caller) to start it; starting it here would run it
-        // behind its queue's back.
-        if restart { start() }
-    }
-
-    /// Bytes already in the output: what a resumed transfer asks the server to skip.
-    var bytesWrittenToOutput: Int64 {
-        locked {
-            if let sink = memorySink { return Int64(sink.count) }
-            if let stream = _outputStream {
-                if let offset = stream.property(forKey: .fileCurrentOffsetKey) as? NSNumber { return offset.int64Value }
-                if let data = stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data { return Int64(data.count) }
-            }
-            return totalBytesRead
-        }
+        let request = self.request
+        handle { $0.machine.resume(with: request) }
     }
 
     /// Hook for subclasses: runs after `pause()` stopped the transfer.
     func didPause() {}
 
-    // MARK: - State machine
-
-    /// A state change decided under the lock and announced after it.
-    struct StateTransition {
-        let from: OperationState
-        let to: OperationState
-    }
-
-    /// Moves to `next` if the table allows it. Call with `lock` held.
-    func transition(to next: OperationState) -> StateTransition? {
-        guard state.canTransition(to: next, isCancelled: isCancelled) else { return nil }
-        let change = StateTransition(from: state, to: next)
-        state = next
-        return change
-    }
-
-    /// Tells Foundation's OperationQueue (outside the lock: its observers take
-    /// their own locks and call back into `isReady`/`isFinished`).
-    func announce(_ change: StateTransition?) {
-        guard let change else { return }
-        willChangeValue(forKey: change.to.keyPath)
-        willChangeValue(forKey: change.from.keyPath)
-        didChangeValue(forKey: change.from.keyPath)
-        didChangeValue(forKey: change.to.keyPath)
-    }
-
-    func finish() {
-        let change = locked { transition(to: .finished) }
-        announce(change)
-        if change != nil { postOnMain(.AFNetworkingOperationDidFinish) }
-    }
-
-    func finishCancelled() {
-        let shouldDeliver: Bool = locked {
-            guard state != .finished, !isDelivering else { return false }
-            return true
-        }
-        if shouldDeliver {
-            transferDidEnd(response: nil, error: cancellationError())
-        }
-    }
-
-    func cancellationError() -> NSError {
-        TransportErrors.make(NSURLErrorCancelled, url: request.url, underlying: nil)
-    }
-
-    /// Overridden by HTTPRequestOperation; declared here, in the class, so it can be.
-    /// Runs completion work, then calls `done` exactly once. Subclasses deliver
-    /// success and failure blocks here so that dependents start only after them.
-    func deliverCompletion(_ done: @escaping () -> Void) {
-        guard mayStoreInCache else {
-            done()
-            return
-        }
+    /// Completion work, once the output is final; `HTTPRequestOperation`
+    /// overrides it to serialize the response and call success or failure.
+    /// Must end with `completionFinished()`. Never on the network thread.
+    func runCompletion(_ outcome: TransferStateMachine.Outcome) {
         CompletionDefaults.processingQueue.async { [self] in
-            storeInCache()
-            done()
+            recordResponse(outcome)
+            completionFinished()
         }
     }
 
-    // MARK: - Helpers
-
-    @inline(__always)
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+    /// Bytes of the current entity already in the output: what a resumed
+    /// transfer asks the server to skip.
+    var bytesWrittenToOutput: Int64 {
+        core.withLock { $0.machine.entityBytesInOutput }
     }
 
-    func postOnMain(_ name: Notification.Name) {
-        MainQueueNotifier.shared.post(name, object: self)
-    }
+    // MARK: - Description
 
     open override var description: String {
-        locked {
-            "<\(type(of: self)): \(Unmanaged.passUnretained(self).toOpaque()), state: \(state.keyPath), cancelled: \(isCancelled ? "YES" : "NO") request: \(_request), response: \(String(describing: materializedResponse()))>"
-        }
+        let (phase, request) = (core.withLock { $0.machine.phase }, self.request)
+        return "<\(type(of: self)): \(Unmanaged.passUnretained(self).toOpaque()), state: \(phase.keyPath), cancelled: \(isCancelled ? "YES" : "NO") request: \(request), response: \(String(describing: response))>"
     }
 
-    // MARK: - Copying support
+    // MARK: - Copying
 
     /// A fresh, ready operation for the same request with the same progress,
     /// redirect, cache and challenge blocks, completion queue and group, as
@@ -476,32 +359,42 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// Carries the blocks and settings 2.7 copies to a fresh operation.
     func copySettings(to operation: URLConnectionOperation) {
-        locked {
-            operation.uploadProgress = uploadProgress
-            operation.downloadProgress = downloadProgress
-            operation.authenticationChallenge = authenticationChallenge
-            operation.cacheResponse = cacheResponse
-            operation.redirectResponse = redirectResponse
-            operation._completionQueue = _completionQueue
-            operation._completionGroup = _completionGroup
-            operation._credential = _credential
-            operation._shouldUseCredentialStorage = _shouldUseCredentialStorage
-            operation._securityPolicy = _securityPolicy
-            operation._userInfo = _userInfo
+        let mine = settings.withLock { $0 }
+        operation.settings.withLock { theirs in
+            theirs.uploadProgress = mine.uploadProgress
+            theirs.downloadProgress = mine.downloadProgress
+            theirs.authenticationChallenge = mine.authenticationChallenge
+            theirs.cacheResponse = mine.cacheResponse
+            theirs.redirectResponse = mine.redirectResponse
+            theirs.completionQueue = mine.completionQueue
+            theirs.completionGroup = mine.completionGroup
+            theirs.credential = mine.credential
+            theirs.shouldUseCredentialStorage = mine.shouldUseCredentialStorage
+            theirs.securityPolicy = mine.securityPolicy
+            theirs.userInfo = mine.userInfo
         }
     }
 
-    /// Restores archived state (NSSecureCoding).
-    func restore(response: URLResponse?, error: Error?, responseData: Data?, totalBytesRead: Int64, finished: Bool) {
-        locked {
-            _response = response
-            receivedResponse = nil
-            _error = error
-            _responseData = responseData
-            self.totalBytesRead = totalBytesRead
-            if finished { state = .finished }
-        }
+    /// Restores archived state (NSSecureCoding): a finished operation keeps
+    /// its outcome; an unfinished one is ready to run.
+    func restore(response: URLResponse?, error: NSError?, responseData: Data?, finished: Bool) {
+        guard finished else { return }
+        let outcome = TransferStateMachine.Outcome(restoredResponse: response, error: error, body: responseData)
+        core.withLock { $0.machine = TransferStateMachine(restoring: outcome) }
     }
 
-    var stateForArchiving: OperationState { locked { state == .finished ? .finished : .ready } }
+    /// Whether the operation archives as finished (an executing or paused one archives as ready).
+    var archivesAsFinished: Bool { core.withLock { $0.machine.phase == .finished } }
+}
+
+extension TransferStateMachine.Phase {
+    /// The key Foundation's `OperationQueue` observes for this phase.
+    var keyPath: String {
+        switch self {
+        case .ready: return "isReady"
+        case .executing: return "isExecuting"
+        case .paused: return "isPaused"
+        case .finished: return "isFinished"
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 
 extension Notification.Name {
@@ -17,13 +18,19 @@ public let AFNetworkingReachabilityNotificationStatusItem = "AFNetworkingReachab
 /// routing decision (nothing is sent), and changes are noticed through a
 /// netlink socket. A route over a wireless-WAN interface (wwan*, ppp*,
 /// rmnet*, …) reports `.reachableViaWWAN`, any other `.reachableViaWiFi`.
+/// Safe to use from any thread.
+// @unchecked: every mutable stored property lives in `state` (LockedState); the rest are `let`s of Sendable types.
 open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
+    /// What changes while the manager runs, behind one lock.
+    private struct State {
+        var status = NetworkReachabilityStatus.unknown
+        var statusBlock: (@Sendable (NetworkReachabilityStatus) -> Void)?
+        var monitor: RouteChangeMonitor?
+    }
+
     private let target: RouteProbe.Target
     private let queue = DispatchQueue(label: "com.alamofire.networking.reachability")
-    private let lock = NSLock()
-    private var status = NetworkReachabilityStatus.unknown
-    private var statusBlock: ((NetworkReachabilityStatus) -> Void)?
-    private var monitor: RouteChangeMonitor?
+    private let state = LockedState(State())
 
     init(target: RouteProbe.Target) {
         self.target = target
@@ -57,9 +64,7 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
 
     /// The last status determined; `.unknown` until monitoring has evaluated once.
     public var networkReachabilityStatus: NetworkReachabilityStatus {
-        lock.lock()
-        defer { lock.unlock() }
-        return status
+        state.withLock { $0.status }
     }
 
     /// Whether the target is reachable by any route.
@@ -71,28 +76,30 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
 
     /// Evaluates the status now and again on every link, address or route change.
     public func startMonitoring() {
-        stopMonitoring()
         let monitor = RouteChangeMonitor(queue: queue) { [weak self] in self?.evaluate() }
-        lock.lock()
-        self.monitor = monitor
-        lock.unlock()
+        // Swapped in one step, so two threads starting at once leave one monitor running.
+        let previous = state.withLock { state -> RouteChangeMonitor? in
+            defer { state.monitor = monitor }
+            return state.monitor
+        }
+        previous?.stop()
         queue.async { [weak self] in self?.evaluate() }
     }
 
     /// Stops watching; the last status stays.
     public func stopMonitoring() {
-        lock.lock()
-        let monitor = self.monitor
-        self.monitor = nil
-        lock.unlock()
+        let monitor = state.withLock { state -> RouteChangeMonitor? in
+            defer { state.monitor = nil }
+            return state.monitor
+        }
         monitor?.stop()
     }
 
     /// Called on the main queue with each new status while monitoring.
-    public func setReachabilityStatusChange(_ block: ((NetworkReachabilityStatus) -> Void)?) {
-        lock.lock()
-        statusBlock = block
-        lock.unlock()
+    /// `@Sendable` because it is set on one thread and called on another.
+    @preconcurrency
+    public func setReachabilityStatusChange(_ block: (@Sendable (NetworkReachabilityStatus) -> Void)?) {
+        state.withLock { $0.statusBlock = block }
     }
 
     /// "Unknown", "Not Reachable", "Reachable via WWAN" or "Reachable via WiFi", as 2.7 words them.
@@ -108,11 +115,11 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
     /// On `queue`: works out the status, and reports it when it changed.
     private func evaluate() {
         let current = RouteProbe.status(of: target)
-        lock.lock()
-        let changed = current != status
-        status = current
-        let block = statusBlock
-        lock.unlock()
+        let (changed, block) = state.withLock { state in
+            defer { state.status = current }
+            return (current != state.status, state.statusBlock)
+        }
+        // The block and the notification run on the main queue, without the lock.
         guard changed else { return }
         DispatchQueue.main.async {
             block?(current)

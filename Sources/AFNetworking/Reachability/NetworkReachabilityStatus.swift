@@ -1,6 +1,6 @@
 /// Whether a host, an address or the network in general can be reached
 /// (AFNetworking 2.7's `AFNetworkReachabilityStatus`).
-public enum NetworkReachabilityStatus: Int {
+public enum NetworkReachabilityStatus: Int, Sendable {
     /// Not determined yet (before the first evaluation after `startMonitoring()`).
     case unknown = -1
     /// No route leads there.

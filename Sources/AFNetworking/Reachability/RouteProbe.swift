@@ -4,7 +4,7 @@ import Foundation
 /// anything: `connect()` on a UDP socket only selects a route and a source
 /// address. The interface owning that source address tells WWAN from the rest.
 enum RouteProbe {
-    enum Target {
+    enum Target: Sendable {
         /// The network in general: a default route exists.
         case anyNetwork
         case domain(String)

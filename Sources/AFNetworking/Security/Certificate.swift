@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Parsing is the single gate for untrusted bytes: anything that is not exactly
 /// one well-formed DER certificate of sane size never becomes a `Certificate`.
-final class Certificate {
+// @unchecked: `handle` is a `let` never mutated after parsing; OpenSSL's X509 is safe to read from several threads (it locks its own caches).
+final class Certificate: @unchecked Sendable {
     /// Larger inputs are refused before OpenSSL sees them; real certificates are a
     /// few kilobytes, so this only bounds the work a hostile peer can cause.
     static let maximumDERSize = 256 * 1024

@@ -2,8 +2,9 @@ import Foundation
 
 /// The pins of a policy in the forms evaluation needs, computed once per change
 /// of `pinnedCertificates` / `pinnedPublicKeyHashes` (2.7 likewise derived its
-/// pinned public keys in the setter).
-struct PinSnapshot {
+/// pinned public keys in the setter). `SecurityPolicy` keeps it in its locked
+/// state next to the properties it is built from; evaluations take a copy.
+struct PinSnapshot: Sendable {
     /// Parseable pinned certificates: the anchors of `.certificate` mode.
     var anchors: [Certificate] = []
     /// Canonical DER of the pinned certificates, matched against the built chain.
@@ -28,27 +29,5 @@ struct PinSnapshot {
             if let key = certificate.subjectPublicKeyInfo { publicKeys.insert(key) }
         }
         publicKeyDigests = Set(hashes.compactMap(PublicKeyPins.digest(fromPin:)))
-    }
-}
-
-/// A lock-guarded `PinSnapshot`, so an evaluation on a network thread always
-/// sees one consistent set of pins.
-final class PinSnapshotBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var snapshot = PinSnapshot()
-
-    /// Rebuilds the snapshot from the policy's properties.
-    func update(certificates: [Data]?, hashes: Set<String>) {
-        let fresh = PinSnapshot(certificates: certificates, hashes: hashes)
-        lock.lock()
-        snapshot = fresh
-        lock.unlock()
-    }
-
-    /// The current snapshot.
-    var current: PinSnapshot {
-        lock.lock()
-        defer { lock.unlock() }
-        return snapshot
     }
 }

@@ -48,7 +48,12 @@ extension SecurityPolicy {
         guard let leaf = presented.first else { return .failure(SecurityPolicyError(.malformedCertificate)) }
         let intermediates = Array(presented.dropFirst())
 
-        let pins = self.pins.current
+        // One snapshot of the settings for the whole evaluation: another thread may
+        // change the (shared) policy meanwhile.
+        let settings = self.settings
+        let pins = settings.pins
+        let allowInvalidCertificates = settings.allowInvalidCertificates
+        let validatesDomainName = settings.validatesDomainName
         let hasPins = pins.pinnedCertificateCount > 0
             || (sslPinningMode == .publicKey && !pins.publicKeyDigests.isEmpty)
         if domain != nil, allowInvalidCertificates, validatesDomainName, sslPinningMode == .none || !hasPins {
@@ -59,7 +64,7 @@ extension SecurityPolicy {
         let host = validatesDomainName ? domain : nil
         let verifyAgainst = { (store: TrustStore) in
             ChainVerifier.verify(leaf: leaf, intermediates: intermediates, store: store,
-                                 at: trust.verificationDate, sslServer: self.validatesDomainName, host: host)
+                                 at: trust.verificationDate, sslServer: validatesDomainName, host: host)
         }
         if sslPinningMode == .none && allowInvalidCertificates {
             return .success(())

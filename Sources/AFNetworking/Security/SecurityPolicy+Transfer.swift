@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import CAFOpenSSL
 import Foundation
 
@@ -7,7 +8,9 @@ extension SecurityPolicy {
     /// does (a chain to a trusted root, the host name, no pins): libcurl then
     /// verifies natively. Any other policy runs inside the handshake.
     var isStandardVerification: Bool {
-        sslPinningMode == .none && !allowInvalidCertificates && validatesDomainName && pinnedPublicKeyHashes.isEmpty
+        let settings = self.settings
+        return sslPinningMode == .none && !settings.allowInvalidCertificates && settings.validatesDomainName
+            && settings.pinnedPublicKeyHashes.isEmpty
     }
 
     var transferVerification: TLSVerification {
@@ -15,7 +18,11 @@ extension SecurityPolicy {
         guard !isStandardVerification else { return verification }
         // A snapshot: the caller may change the policy while the request runs.
         let snapshot = (copy() as? SecurityPolicy) ?? self
-        verification.policy = snapshot
+        // The evaluation runs on the network thread inside the handshake and
+        // must not read the system trust store from disk there: load it now,
+        // on the thread building the request (it is cached afterwards).
+        _ = TrustStore.system()
+        verification.evaluator = HandshakeEvaluator(policy: snapshot)
         verification.partition = snapshot.handshakeFingerprint
         // OpenSSL must abort the handshake when the policy says no (peer
         // verification on, our callback decides); the policy checks the name.
@@ -27,15 +34,32 @@ extension SecurityPolicy {
     /// Identifies what the policy would decide: SHA-256 over its settings and
     /// pins, so two policies share connections only if they judge alike.
     var handshakeFingerprint: String {
-        var canonical = Data("\(sslPinningMode.rawValue)|\(allowInvalidCertificates)|\(validatesDomainName)|".utf8)
-        for certificate in (pinnedCertificates ?? []).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+        // One snapshot, so the fingerprint describes settings that existed together.
+        let settings = self.settings
+        var canonical = Data("\(sslPinningMode.rawValue)|\(settings.allowInvalidCertificates)|\(settings.validatesDomainName)|".utf8)
+        for certificate in (settings.pinnedCertificates ?? []).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             canonical.append(contentsOf: PublicKeyPins.sha256(certificate) ?? certificate)
             canonical.append(UInt8(ascii: "|"))
         }
-        for pin in pinnedPublicKeyHashes.sorted() {
+        for pin in settings.pinnedPublicKeyHashes.sorted() {
             canonical.append(contentsOf: Data(pin.utf8))
             canonical.append(UInt8(ascii: "|"))
         }
         return (PublicKeyPins.sha256(canonical) ?? canonical).base64EncodedString()
     }
 }
+
+/// What the engine calls inside the handshake: the policy's handshake entry
+/// point, behind the engine's protocol. A wrapper rather than a conformance of
+/// `SecurityPolicy` itself, so the public class gains no second
+/// `evaluate(peerChainDER:host:)` overload.
+struct HandshakeEvaluator: PeerTrustEvaluator {
+    let policy: SecurityPolicy
+
+    func evaluate(peerChainDER: [Data], host: String) -> (any PeerRejection)? {
+        policy.evaluate(peerChainDER: peerChainDER, host: host, anchorCertificates: nil)
+    }
+}
+
+/// A rejection the engine can turn into the failed transfer's error.
+extension SecurityPolicyError: PeerRejection {}

@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 
 /// Evaluates a server's certificate chain against the trust store, the host
@@ -6,18 +7,46 @@ import Foundation
 ///
 /// The decision order and its quirks are 2.7's; see
 /// `evaluate(_:forDomain:)`. Certificates are DER `Data`; OpenSSL does the
-/// chain building and checking.
-open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying {
+/// chain building and checking. A manager shares one policy with every
+/// operation it runs, so its settings may change while handshakes on other
+/// threads evaluate it; each evaluation sees one consistent set of settings.
+// @unchecked: every mutable stored property lives in `state` (LockedState); `sslPinningMode` is a `let`.
+open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    /// The settings and the pins derived from them, behind one lock, so an
+    /// evaluation never sees pins that do not match the settings.
+    struct State {
+        var pinnedCertificates: [Data]?
+        var pinnedPublicKeyHashes: Set<String> = []
+        var allowInvalidCertificates = false
+        var validatesDomainName = true
+        /// Parsed forms of the pins, rebuilt whenever either pin property changes.
+        var pins = PinSnapshot()
+
+        /// Rebuilds `pins` from the two pin properties.
+        mutating func rebuildPins() {
+            pins = PinSnapshot(certificates: pinnedCertificates, hashes: pinnedPublicKeyHashes)
+        }
+    }
+
+    private let state = LockedState(State())
+
+    /// A copy of every setting, taken in one locked step.
+    var settings: State { state.withLock { $0 } }
+
     /// How the chain is pinned. Defaults to `.none`.
-    public private(set) var sslPinningMode: SSLPinningMode
+    public let sslPinningMode: SSLPinningMode
 
     /// The DER certificates used for pinning. Duplicates are removed, first
     /// occurrence kept. `init(pinningMode:)` fills it from the main bundle
     /// (see `DefaultPinnedCertificates`); `default()` leaves it `nil`.
     public var pinnedCertificates: [Data]? {
-        didSet {
-            pinnedCertificates = pinnedCertificates.map(SecurityPolicy.removingDuplicates)
-            pins.update(certificates: pinnedCertificates, hashes: pinnedPublicKeyHashes)
+        get { state.withLock { $0.pinnedCertificates } }
+        set {
+            let unique = newValue.map(SecurityPolicy.removingDuplicates)
+            state.withLock {
+                $0.pinnedCertificates = unique
+                $0.rebuildPins()
+            }
         }
     }
 
@@ -25,20 +54,29 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying {
     /// hashes written `sha256/BASE64` (as OkHttp does). Listing backup pins
     /// (keys not deployed yet) lets a key be rotated without an app update; one
     /// match anywhere in the built chain is enough. Malformed entries never match.
-    public var pinnedPublicKeyHashes: Set<String> = [] {
-        didSet { pins.update(certificates: pinnedCertificates, hashes: pinnedPublicKeyHashes) }
+    public var pinnedPublicKeyHashes: Set<String> {
+        get { state.withLock { $0.pinnedPublicKeyHashes } }
+        set {
+            state.withLock {
+                $0.pinnedPublicKeyHashes = newValue
+                $0.rebuildPins()
+            }
+        }
     }
 
     /// Whether to accept a chain the trust store does not trust, or one that
     /// is expired. Defaults to `false`.
-    public var allowInvalidCertificates: Bool = false
+    public var allowInvalidCertificates: Bool {
+        get { state.withLock { $0.allowInvalidCertificates } }
+        set { state.withLock { $0.allowInvalidCertificates = newValue } }
+    }
 
     /// Whether to check the leaf against the domain passed to
     /// `evaluateServerTrust(_:forDomain:)`. Defaults to `true`.
-    public var validatesDomainName: Bool = true
-
-    /// Parsed forms of the pins, rebuilt whenever the properties above change.
-    let pins = PinSnapshotBox()
+    public var validatesDomainName: Bool {
+        get { state.withLock { $0.validatesDomainName } }
+        set { state.withLock { $0.validatesDomainName = newValue } }
+    }
 
     /// The policy AFNetworking uses unless told otherwise: no pinning, invalid
     /// certificates refused, domain names validated, no pinned certificates.
@@ -53,13 +91,13 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying {
     public init(pinningMode: SSLPinningMode) {
         sslPinningMode = pinningMode
         super.init()
-        setPinnedCertificates(DefaultPinnedCertificates.load())
+        pinnedCertificates = DefaultPinnedCertificates.load()
     }
 
     /// A policy with `pinningMode` pinning `withPinnedCertificates` (DER).
     public convenience init(pinningMode: SSLPinningMode, withPinnedCertificates pinnedCertificates: [Data]) {
         self.init(mode: pinningMode)
-        setPinnedCertificates(pinnedCertificates)
+        self.pinnedCertificates = pinnedCertificates
     }
 
     /// Same as `default()`: 2.7's plain `init` (no pinning, no pinned certificates).
@@ -71,12 +109,6 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying {
     init(mode: SSLPinningMode) {
         sslPinningMode = mode
         super.init()
-    }
-
-    /// Sets the pinned certificates through the observer (which Swift skips for
-    /// assignments made directly inside an initializer).
-    private func setPinnedCertificates(_ certificates: [Data]?) {
-        pinnedCertificates = certificates
     }
 
     /// 2.7's NSOrderedSet behaviour: drop repeated certificates, keep the order.
@@ -100,8 +132,8 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying {
         // foundation then fails the whole archive ("the data is missing").
         if coder.containsValue(forKey: CodingKey.pinnedCertificates) {
             let certificates = coder.decodeObject(of: [NSArray.self, NSData.self], forKey: CodingKey.pinnedCertificates)
-            setPinnedCertificates((certificates as? [NSData])?.map { Data(referencing: $0) }
-                ?? (certificates as? [Data]))
+            pinnedCertificates = (certificates as? [NSData])?.map { Data(referencing: $0) }
+                ?? (certificates as? [Data])
         }
         let hashes = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: CodingKey.pinnedPublicKeyHashes)
         pinnedPublicKeyHashes = Set((hashes as? [String]) ?? [])
@@ -109,13 +141,14 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying {
 
     /// Encodes the mode, both flags, the pinned certificates and the hash pins.
     open func encode(with coder: NSCoder) {
+        let settings = self.settings
         coder.encode(NSNumber(value: sslPinningMode.rawValue), forKey: CodingKey.pinningMode)
-        coder.encode(allowInvalidCertificates, forKey: CodingKey.allowInvalidCertificates)
-        coder.encode(validatesDomainName, forKey: CodingKey.validatesDomainName)
-        if let pinnedCertificates {
+        coder.encode(settings.allowInvalidCertificates, forKey: CodingKey.allowInvalidCertificates)
+        coder.encode(settings.validatesDomainName, forKey: CodingKey.validatesDomainName)
+        if let pinnedCertificates = settings.pinnedCertificates {
             coder.encode(pinnedCertificates.map { NSData(data: $0) } as NSArray, forKey: CodingKey.pinnedCertificates)
         }
-        coder.encode(pinnedPublicKeyHashes.sorted().map { NSString(string: $0) } as NSArray,
+        coder.encode(settings.pinnedPublicKeyHashes.sorted().map { NSString(string: $0) } as NSArray,
                      forKey: CodingKey.pinnedPublicKeyHashes)
     }
 
@@ -134,10 +167,10 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying {
     /// add state override this and copy it too.
     open func copy(with zone: NSZone? = nil) -> Any {
         let copy = SecurityPolicy(mode: sslPinningMode)
-        copy.allowInvalidCertificates = allowInvalidCertificates
-        copy.validatesDomainName = validatesDomainName
-        copy.setPinnedCertificates(pinnedCertificates)
-        copy.pinnedPublicKeyHashes = pinnedPublicKeyHashes
+        // One snapshot, pins included (they are immutable once built), written
+        // under the copy's own lock: never both locks at once.
+        let settings = self.settings
+        copy.state.withLock { $0 = settings }
         return copy
     }
 }

@@ -71,8 +71,13 @@ public struct SecurityPolicyError: Error, CustomNSError, LocalizedError, Sendabl
         var info = errorUserInfo
         if let failingURL {
             info[NSURLErrorFailingURLErrorKey] = failingURL
-            info[NSURLErrorFailingURLStringErrorKey] = failingURL.absoluteString
+            info[Self.failingURLStringKey] = failingURL.absoluteString
         }
         return NSError(domain: Self.errorDomain, code: errorCode, userInfo: info)
     }
+
+    /// The value of Foundation's deprecated `NSURLErrorFailingURLStringErrorKey`:
+    /// code ported from Apple platforms still reads the failing URL's string
+    /// there, and the literal avoids the deprecation warning.
+    private static let failingURLStringKey = "NSErrorFailingURLStringKey"
 }

@@ -1,8 +1,10 @@
+import AFNetworkingTransport
 import CAFOpenSSL
 import Foundation
 
 /// An owned OpenSSL `X509_STORE`: the set of trust anchors a chain is verified against.
-final class TrustStore {
+// @unchecked: both fields are `let`; OpenSSL's X509_STORE locks itself, so verifications may share one.
+final class TrustStore: @unchecked Sendable {
     /// The owned `X509_STORE*`.
     let handle: OpaquePointer
     /// Whether a non-self-signed anchor may end a chain. Explicit anchors behave
@@ -38,24 +40,26 @@ final class TrustStore {
     /// variables change; X509_STORE is safe to use from several threads at once.
     static func system() -> TrustStore? {
         let key = SystemStoreKey.current()
-        systemLock.lock()
-        defer { systemLock.unlock() }
-        if let cached = systemCache, cached.key == key {
-            return cached.store
+        // Loaded under the lock on purpose: threads asking at once wait for one
+        // load instead of each parsing the bundle. No caller code runs inside.
+        return systemCache.withLock { cache in
+            if let cached = cache, cached.key == key {
+                return cached.store
+            }
+            cafssl_init()
+            guard let handle = cafssl_store_new(1) else { return nil }
+            let store = TrustStore(handle: handle, acceptsPartialChains: false)
+            cache = (key, store)
+            return store
         }
-        cafssl_init()
-        guard let handle = cafssl_store_new(1) else { return nil }
-        let store = TrustStore(handle: handle, acceptsPartialChains: false)
-        systemCache = (key, store)
-        return store
     }
 
-    private static let systemLock = NSLock()
-    nonisolated(unsafe) private static var systemCache: (key: SystemStoreKey, store: TrustStore)?
+    /// The last system store loaded and the environment it was loaded for.
+    private static let systemCache = LockedState<(key: SystemStoreKey, store: TrustStore)?>(nil)
 }
 
 /// The environment that decides what OpenSSL's default store contains.
-private struct SystemStoreKey: Equatable {
+private struct SystemStoreKey: Equatable, Sendable {
     var certFile: String?
     var certDirectory: String?
 

@@ -2,13 +2,21 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AFNetworkingTransport
 
 /// Tries several serializers in order and returns the first value one of them
 /// produces (`AFCompoundResponseSerializer`). When none does, it behaves like a plain
 /// `HTTPResponseSerializer`: it validates and returns the raw data.
-open class CompoundResponseSerializer: HTTPResponseSerializer {
+// @unchecked: its list lives in `serializers` (LockedState); the base class guards the rest.
+open class CompoundResponseSerializer: HTTPResponseSerializer, @unchecked Sendable {
+    /// `responseSerializers`, behind a lock of its own.
+    private let serializers = LockedState<[HTTPResponseSerializer]>([])
+
     /// The serializers tried, in order.
-    open private(set) var responseSerializers: [HTTPResponseSerializer] = []
+    open private(set) var responseSerializers: [HTTPResponseSerializer] {
+        get { serializers.withLock { $0 } }
+        set { serializers.withLock { $0 = newValue } }
+    }
 
     /// Creates a compound serializer with no component serializers.
     public required init() {
@@ -24,6 +32,7 @@ open class CompoundResponseSerializer: HTTPResponseSerializer {
     /// The first non-nil value a component serializer returns without throwing,
     /// otherwise the validated raw data.
     open override func responseObject(for response: URLResponse?, data: Data?) throws -> Any? {
+        // A copy of the list: the components run without this serializer's lock held.
         for serializer in responseSerializers {
             if let object = try? serializer.responseObject(for: response, data: data) {
                 return object

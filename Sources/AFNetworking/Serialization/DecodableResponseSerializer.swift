@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AFNetworkingTransport
 
 /// Decodes a JSON body into `T` with a `JSONDecoder` (not in 2.7).
 ///
@@ -10,9 +11,17 @@ import FoundationNetworking
 /// an `NSError` in `AFURLResponseSerializationErrorDomain` (code
 /// `NSURLErrorCannotDecodeContentData`) with the `DecodingError` under
 /// `NSUnderlyingErrorKey` and the response and body in `userInfo`.
-open class DecodableResponseSerializer<T: Decodable>: HTTPResponseSerializer {
+// @unchecked: `decoder` lives in `decoderState` (LockedState); the base class guards the rest.
+open class DecodableResponseSerializer<T: Decodable>: HTTPResponseSerializer, @unchecked Sendable {
+    /// The `decoder` reference, behind a lock of its own. (Foundation's `JSONDecoder`
+    /// guards its own strategies, so changing them on a shared decoder is safe too.)
+    private let decoderState = LockedState(JSONDecoder())
+
     /// The decoder used; configure its strategies as needed.
-    open var decoder = JSONDecoder()
+    open var decoder: JSONDecoder {
+        get { decoderState.withLock { $0 } }
+        set { decoderState.withLock { $0 = newValue } }
+    }
 
     /// Creates a serializer accepting the JSON content types with a default decoder.
     public required init() {
@@ -33,6 +42,8 @@ open class DecodableResponseSerializer<T: Decodable>: HTTPResponseSerializer {
               let payload = try TextEncoding.utf8Payload(data, response: response, fallback: stringEncoding) else {
             return nil
         }
+        // Taken out first: `T`'s `init(from:)` is the caller's code and runs without our lock.
+        let decoder = self.decoder
         do {
             return try decoder.decode(T.self, from: payload)
         } catch {
@@ -62,6 +73,7 @@ open class DecodableResponseSerializer<T: Decodable>: HTTPResponseSerializer {
         super.copyConfiguration(to: other)
         guard let other = other as? DecodableResponseSerializer<T> else { return }
         // A fresh decoder with the same strategies, so tuning the copy leaves the original alone.
+        let decoder = self.decoder
         let copy = JSONDecoder()
         copy.dateDecodingStrategy = decoder.dateDecodingStrategy
         copy.dataDecodingStrategy = decoder.dataDecodingStrategy

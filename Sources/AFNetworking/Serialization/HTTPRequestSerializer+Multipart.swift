@@ -7,9 +7,12 @@ extension HTTPRequestSerializer {
     /// A `multipart/form-data` request: `parameters` become form fields (flattened as
     /// for query strings), then `block` appends further parts. The body is a stream
     /// with an exact `Content-Length`. GET and HEAD cannot carry a body and throw, as
-    /// does any error `block` throws (for example a missing file).
+    /// does any error `block` throws (for example a missing file). `block` runs on the
+    /// calling thread before this returns; it is `@Sendable` because callers may build
+    /// requests from any thread.
+    @preconcurrency
     public func multipartFormRequest(withMethod method: String, urlString: String, parameters: [String: Any]?,
-                                     constructingBodyWith block: ((MultipartFormData) throws -> Void)?) throws -> URLRequest {
+                                     constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?) throws -> URLRequest {
         let upper = method.uppercased()
         guard upper != "GET", upper != "HEAD" else {
             throw requestSerializationError(code: NSURLErrorUnsupportedURL,
@@ -42,8 +45,9 @@ extension HTTPRequestSerializer {
     /// Writes the multipart body of `request` to `fileURL` in the background and returns
     /// the request without its body stream, for uploading from a file instead.
     /// `handler` runs on the main queue with nil or the error that stopped the copy.
+    @preconcurrency
     public func request(withMultipartForm request: URLRequest, writingStreamContentsToFile fileURL: URL,
-                        completionHandler handler: ((Error?) -> Void)?) -> URLRequest {
+                        completionHandler handler: (@Sendable (Error?) -> Void)?) -> URLRequest {
         var stripped = request
         stripped.httpBodyStream = nil
         // A copy, so the caller's request keeps an unread stream.
@@ -57,12 +61,12 @@ extension HTTPRequestSerializer {
     }
 }
 
-/// Hands the stream to the copying queue and the handler to the main queue. Each is
-/// used by exactly one queue, so no synchronisation is needed.
+/// Hands the stream to the copying queue and the handler to the main queue.
+// @unchecked: `source` (an InputStream, not Sendable) is only ever read by the copying queue; both fields are `let`.
 private final class TransferBox: @unchecked Sendable {
     let source: InputStream?
-    let handler: ((Error?) -> Void)?
-    init(source: InputStream?, handler: ((Error?) -> Void)?) {
+    let handler: (@Sendable (Error?) -> Void)?
+    init(source: InputStream?, handler: (@Sendable (Error?) -> Void)?) {
         self.source = source
         self.handler = handler
     }

@@ -2,53 +2,106 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AFNetworkingTransport
 
 /// Builds requests with default headers and form-URL-encoded parameters
 /// (`AFHTTPRequestSerializer`). Parameters go into the query string for the methods in
 /// `httpMethodsEncodingParametersInURI` and into an `application/x-www-form-urlencoded`
 /// body for the others.
-open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCoding, NSCopying {
-    /// Encoding of the form body. Defaults to UTF-8.
-    open var stringEncoding: String.Encoding = .utf8
+///
+/// A manager shares one serializer with every request it builds, so its settings may be
+/// changed from any thread while requests are being built on others.
+// @unchecked: every mutable stored property lives in `state` (LockedState); subclasses guard their own.
+open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCoding, NSCopying, @unchecked Sendable {
+    /// Everything the serializer can be told, behind one lock.
+    private struct State {
+        var stringEncoding: String.Encoding = .utf8
+        /// Request properties the caller changed. As in 2.7, only these are copied onto new
+        /// requests, so a request keeps Foundation's defaults for everything left alone.
+        var changedRequestProperties: Set<String> = []
+        var allowsCellularAccess = true
+        var cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
+        var httpShouldHandleCookies = true
+        var httpShouldUsePipelining = false
+        var networkServiceType: URLRequest.NetworkServiceType = .default
+        var timeoutInterval: TimeInterval = 60
+        var httpRequestHeaders: [String: String] = [:]
+        var httpMethodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
+        var queryStringSerializationStyle: HTTPRequestQueryStringSerializationStyle = .defaultStyle
+        /// A caller-supplied query string builder, which replaces the style while set.
+        var queryStringSerialization: (@Sendable (URLRequest, Any) throws -> String)?
+    }
 
-    /// Request properties the caller changed. As in 2.7, only these are copied onto new
-    /// requests, so a request keeps Foundation's defaults for everything left alone.
-    private var changedRequestProperties: Set<String> = []
+    private let state = LockedState(State())
+
+    /// Sets a request property and records it as changed, in one locked step.
+    private func setRequestProperty<Value>(_ key: String, _ path: WritableKeyPath<State, Value>, _ value: Value) {
+        state.withLock {
+            $0[keyPath: path] = value
+            $0.changedRequestProperties.insert(key)
+        }
+    }
+
+    /// Encoding of the form body. Defaults to UTF-8.
+    open var stringEncoding: String.Encoding {
+        get { state.withLock { $0.stringEncoding } }
+        set { state.withLock { $0.stringEncoding = newValue } }
+    }
 
     /// Whether created requests may use a cellular connection. Applied once set.
-    open var allowsCellularAccess = true { didSet { changedRequestProperties.insert("allowsCellularAccess") } }
+    open var allowsCellularAccess: Bool {
+        get { state.withLock { $0.allowsCellularAccess } }
+        set { setRequestProperty("allowsCellularAccess", \.allowsCellularAccess, newValue) }
+    }
     /// Cache policy of created requests. Applied once set.
-    open var cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy {
-        didSet { changedRequestProperties.insert("cachePolicy") }
+    open var cachePolicy: URLRequest.CachePolicy {
+        get { state.withLock { $0.cachePolicy } }
+        set { setRequestProperty("cachePolicy", \.cachePolicy, newValue) }
     }
     /// Whether created requests send and store cookies. Applied once set.
-    open var httpShouldHandleCookies = true { didSet { changedRequestProperties.insert("httpShouldHandleCookies") } }
+    open var httpShouldHandleCookies: Bool {
+        get { state.withLock { $0.httpShouldHandleCookies } }
+        set { setRequestProperty("httpShouldHandleCookies", \.httpShouldHandleCookies, newValue) }
+    }
     /// Whether created requests may be pipelined. Applied once set.
-    open var httpShouldUsePipelining = false { didSet { changedRequestProperties.insert("httpShouldUsePipelining") } }
+    open var httpShouldUsePipelining: Bool {
+        get { state.withLock { $0.httpShouldUsePipelining } }
+        set { setRequestProperty("httpShouldUsePipelining", \.httpShouldUsePipelining, newValue) }
+    }
     /// Network service type of created requests. Applied once set.
-    open var networkServiceType: URLRequest.NetworkServiceType = .default {
-        didSet { changedRequestProperties.insert("networkServiceType") }
+    open var networkServiceType: URLRequest.NetworkServiceType {
+        get { state.withLock { $0.networkServiceType } }
+        set { setRequestProperty("networkServiceType", \.networkServiceType, newValue) }
     }
     /// Timeout of created requests, in seconds. Applied once set; Foundation's default is 60.
-    open var timeoutInterval: TimeInterval = 60 { didSet { changedRequestProperties.insert("timeoutInterval") } }
+    open var timeoutInterval: TimeInterval {
+        get { state.withLock { $0.timeoutInterval } }
+        set { setRequestProperty("timeoutInterval", \.timeoutInterval, newValue) }
+    }
 
     /// Default headers, applied to each request that does not set the field itself.
-    public private(set) var httpRequestHeaders: [String: String] = [:]
+    public private(set) var httpRequestHeaders: [String: String] {
+        get { state.withLock { $0.httpRequestHeaders } }
+        set { state.withLock { $0.httpRequestHeaders = newValue } }
+    }
 
     /// Methods whose parameters go into the URL query rather than the body. Defaults to GET, HEAD, DELETE.
-    open var httpMethodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
+    open var httpMethodsEncodingParametersInURI: Set<String> {
+        get { state.withLock { $0.httpMethodsEncodingParametersInURI } }
+        set { state.withLock { $0.httpMethodsEncodingParametersInURI = newValue } }
+    }
 
     /// The built-in query string style in use.
-    public private(set) var queryStringSerializationStyle: HTTPRequestQueryStringSerializationStyle = .defaultStyle
-
-    /// A caller-supplied query string builder, which replaces the style while set.
-    private var queryStringSerialization: ((URLRequest, Any) throws -> String)?
+    public private(set) var queryStringSerializationStyle: HTTPRequestQueryStringSerializationStyle {
+        get { state.withLock { $0.queryStringSerializationStyle } }
+        set { state.withLock { $0.queryStringSerializationStyle = newValue } }
+    }
 
     /// Creates a serializer with `Accept-Language` and `User-Agent` set.
     public required override init() {
         super.init()
-        httpRequestHeaders["Accept-Language"] = DefaultHeaders.acceptLanguage()
-        httpRequestHeaders["User-Agent"] = DefaultHeaders.userAgent()
+        let headers = ["Accept-Language": DefaultHeaders.acceptLanguage(), "User-Agent": DefaultHeaders.userAgent()]
+        state.withLock { $0.httpRequestHeaders = headers }
     }
 
     /// Creates a serializer with default settings (2.7's `+serializer`).
@@ -60,19 +113,24 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
 
     /// Sets a default header; nil removes it. Field names match case-insensitively, as HTTP's do.
     open func setValue(_ value: String?, forHTTPHeaderField field: String) {
-        if let existing = storedHeaderKey(for: field) { httpRequestHeaders[existing] = nil }
-        if let value = value { httpRequestHeaders[field] = value }
+        state.withLock { state in
+            if let existing = Self.storedHeaderKey(for: field, in: state.httpRequestHeaders) {
+                state.httpRequestHeaders[existing] = nil
+            }
+            if let value = value { state.httpRequestHeaders[field] = value }
+        }
     }
 
     /// The default value of `field`, if any.
     open func value(forHTTPHeaderField field: String) -> String? {
-        return storedHeaderKey(for: field).flatMap { httpRequestHeaders[$0] }
+        let headers = httpRequestHeaders
+        return Self.storedHeaderKey(for: field, in: headers).flatMap { headers[$0] }
     }
 
-    private func storedHeaderKey(for field: String) -> String? {
-        if httpRequestHeaders[field] != nil { return field }
+    private static func storedHeaderKey(for field: String, in headers: [String: String]) -> String? {
+        if headers[field] != nil { return field }
         let lowered = field.lowercased()
-        return httpRequestHeaders.keys.first { $0.lowercased() == lowered }
+        return headers.keys.first { $0.lowercased() == lowered }
     }
 
     /// Sets `Authorization: Basic …` from `username:password` in UTF-8.
@@ -96,21 +154,27 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
 
     /// Uses a built-in style and drops any custom block.
     open func setQueryStringSerializationWith(_ style: HTTPRequestQueryStringSerializationStyle) {
-        queryStringSerializationStyle = style
-        queryStringSerialization = nil
+        state.withLock {
+            $0.queryStringSerializationStyle = style
+            $0.queryStringSerialization = nil
+        }
     }
 
     /// Uses `block` to build query strings; an error it throws fails the request.
-    open func setQueryStringSerializationWith(_ block: ((URLRequest, Any) throws -> String)?) {
-        queryStringSerialization = block
+    /// `@Sendable` because requests may be built on any thread.
+    @preconcurrency
+    open func setQueryStringSerializationWith(_ block: (@Sendable (URLRequest, Any) throws -> String)?) {
+        state.withLock { $0.queryStringSerialization = block }
     }
 
     /// The query string for `parameters`, from the custom block or the style.
     func queryString(for request: URLRequest, parameters: Any) throws -> String {
-        if let block = queryStringSerialization {
+        // Copied out: the caller's block runs without the lock held.
+        let (block, style) = state.withLock { ($0.queryStringSerialization, $0.queryStringSerializationStyle) }
+        if let block = block {
             return try block(request, parameters)
         }
-        switch queryStringSerializationStyle {
+        switch style {
         case .defaultStyle: return QueryStringEncoding.queryString(from: parameters)
         }
     }
@@ -130,13 +194,21 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     }
 
     private func applyChangedProperties(to request: inout URLRequest) {
-        let changed = changedRequestProperties
+        // The values are read through the (overridable) properties, outside the lock.
+        let changed = state.withLock { $0.changedRequestProperties }
         if changed.contains("allowsCellularAccess") { request.allowsCellularAccess = allowsCellularAccess }
         if changed.contains("cachePolicy") { request.cachePolicy = cachePolicy }
         if changed.contains("httpShouldHandleCookies") { request.httpShouldHandleCookies = httpShouldHandleCookies }
-        if changed.contains("httpShouldUsePipelining") { request.httpShouldUsePipelining = httpShouldUsePipelining }
+        if changed.contains("httpShouldUsePipelining") { Self.setPipelining(httpShouldUsePipelining, on: &request) }
         if changed.contains("networkServiceType") { request.networkServiceType = networkServiceType }
         if changed.contains("timeoutInterval") { request.timeoutInterval = timeoutInterval }
+    }
+
+    /// Sets `URLRequest.httpShouldUsePipelining`, which FoundationNetworking deprecates;
+    /// 2.7 copies it onto requests, so we still do, through a protocol that reaches it
+    /// without the deprecation warning.
+    private static func setPipelining<Request: PipeliningConfigurable>(_ value: Bool, on request: inout Request) {
+        request.httpShouldUsePipelining = value
     }
 
     /// Copies the default headers the request does not already set.
@@ -206,25 +278,27 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     /// Restores a serializer archived with `encode(with:)`.
     public required init?(coder: NSCoder) {
         super.init()
-        httpRequestHeaders = SecureCodingHelpers.decodeStringDictionary(forKey: "mutableHTTPRequestHeaders", with: coder)
-            ?? [:]
-        if let raw = SecureCodingHelpers.decodeUInt(forKey: "queryStringSerializationStyle", with: coder),
-           let style = HTTPRequestQueryStringSerializationStyle(rawValue: raw) {
-            queryStringSerializationStyle = style
+        let headers = SecureCodingHelpers.decodeStringDictionary(forKey: "mutableHTTPRequestHeaders", with: coder) ?? [:]
+        var style: HTTPRequestQueryStringSerializationStyle?
+        if let raw = SecureCodingHelpers.decodeUInt(forKey: "queryStringSerializationStyle", with: coder) {
+            style = HTTPRequestQueryStringSerializationStyle(rawValue: raw)
         }
-        if let raw = SecureCodingHelpers.decodeUInt(forKey: "stringEncoding", with: coder) {
-            stringEncoding = String.Encoding(rawValue: raw)
-        }
-        if let methods = SecureCodingHelpers.decodeStringSet(forKey: "HTTPMethodsEncodingParametersInURI", with: coder) {
-            httpMethodsEncodingParametersInURI = methods
+        let encoding = SecureCodingHelpers.decodeUInt(forKey: "stringEncoding", with: coder).map(String.Encoding.init(rawValue:))
+        let methods = SecureCodingHelpers.decodeStringSet(forKey: "HTTPMethodsEncodingParametersInURI", with: coder)
+        state.withLock { state in
+            state.httpRequestHeaders = headers
+            if let style { state.queryStringSerializationStyle = style }
+            if let encoding { state.stringEncoding = encoding }
+            if let methods { state.httpMethodsEncodingParametersInURI = methods }
         }
     }
 
     /// Archives headers, query style, encoding and the URI-encoding methods. A custom
     /// query block cannot be archived and is dropped.
     open func encode(with coder: NSCoder) {
-        coder.encode(NSDictionary(dictionary: httpRequestHeaders), forKey: "mutableHTTPRequestHeaders")
-        coder.encode(NSNumber(value: queryStringSerializationStyle.rawValue), forKey: "queryStringSerializationStyle")
+        let (headers, style) = state.withLock { ($0.httpRequestHeaders, $0.queryStringSerializationStyle) }
+        coder.encode(NSDictionary(dictionary: headers), forKey: "mutableHTTPRequestHeaders")
+        coder.encode(NSNumber(value: style.rawValue), forKey: "queryStringSerializationStyle")
         coder.encode(NSNumber(value: stringEncoding.rawValue), forKey: "stringEncoding")
         SecureCodingHelpers.encode(httpMethodsEncodingParametersInURI, forKey: "HTTPMethodsEncodingParametersInURI",
                                    with: coder)
@@ -240,18 +314,19 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     }
 
     /// Copies settings onto `other`; subclasses add their own after calling super.
+    /// One snapshot, taken under this serializer's lock and written under the other's
+    /// (never both at once), so a copy made while another thread changes settings is
+    /// never a mix of old and new.
     func copyConfiguration(to other: HTTPRequestSerializer) {
-        other.httpRequestHeaders = httpRequestHeaders
-        other.queryStringSerializationStyle = queryStringSerializationStyle
-        other.queryStringSerialization = queryStringSerialization
-        other.stringEncoding = stringEncoding
-        other.httpMethodsEncodingParametersInURI = httpMethodsEncodingParametersInURI
-        other.allowsCellularAccess = allowsCellularAccess
-        other.cachePolicy = cachePolicy
-        other.httpShouldHandleCookies = httpShouldHandleCookies
-        other.httpShouldUsePipelining = httpShouldUsePipelining
-        other.networkServiceType = networkServiceType
-        other.timeoutInterval = timeoutInterval
-        other.changedRequestProperties = changedRequestProperties
+        let snapshot = state.withLock { $0 }
+        other.state.withLock { $0 = snapshot }
     }
 }
+
+/// `URLRequest.httpShouldUsePipelining` as a requirement: the conformance reaches the
+/// deprecated property without a deprecation warning at each use.
+private protocol PipeliningConfigurable {
+    var httpShouldUsePipelining: Bool { get set }
+}
+
+extension URLRequest: PipeliningConfigurable {}

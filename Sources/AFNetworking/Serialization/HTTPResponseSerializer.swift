@@ -2,18 +2,41 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AFNetworkingTransport
 
 /// Validates status code and content type, and returns the body unchanged
 /// (`AFHTTPResponseSerializer`). Subclasses decode the body further.
-open class HTTPResponseSerializer: NSObject, URLResponseSerialization, NSSecureCoding, NSCopying {
+///
+/// A manager shares one serializer with every operation it runs, so its settings may be
+/// changed from any thread while responses are being serialized on others.
+// @unchecked: every mutable stored property lives in `state` (LockedState); subclasses guard their own.
+open class HTTPResponseSerializer: NSObject, URLResponseSerialization, NSSecureCoding, NSCopying, @unchecked Sendable {
+    /// The validation settings, behind one lock.
+    private struct State {
+        var acceptableStatusCodes: IndexSet? = IndexSet(integersIn: 200..<300)
+        var acceptableContentTypes: Set<String>?
+        var stringEncoding: String.Encoding = .utf8
+    }
+
+    private let state = LockedState(State())
+
     /// Status codes considered successful; nil accepts any. Defaults to 200..<300.
-    open var acceptableStatusCodes: IndexSet? = IndexSet(integersIn: 200..<300)
+    open var acceptableStatusCodes: IndexSet? {
+        get { state.withLock { $0.acceptableStatusCodes } }
+        set { state.withLock { $0.acceptableStatusCodes = newValue } }
+    }
 
     /// MIME types accepted in the response's `Content-Type`; nil accepts any.
-    open var acceptableContentTypes: Set<String>?
+    open var acceptableContentTypes: Set<String>? {
+        get { state.withLock { $0.acceptableContentTypes } }
+        set { state.withLock { $0.acceptableContentTypes = newValue } }
+    }
 
     /// Encoding used to read a text body whose `Content-Type` names no charset. Defaults to UTF-8.
-    open var stringEncoding: String.Encoding = .utf8
+    open var stringEncoding: String.Encoding {
+        get { state.withLock { $0.stringEncoding } }
+        set { state.withLock { $0.stringEncoding = newValue } }
+    }
 
     /// Creates a serializer that accepts any content type with a 2xx status.
     public required override init() {
@@ -99,10 +122,13 @@ open class HTTPResponseSerializer: NSObject, URLResponseSerialization, NSSecureC
     /// Restores a serializer archived with `encode(with:)`.
     public required init?(coder: NSCoder) {
         super.init()
-        acceptableStatusCodes = SecureCodingHelpers.decodeIndexSet(forKey: "acceptableStatusCodes", with: coder)
-        acceptableContentTypes = SecureCodingHelpers.decodeStringSet(forKey: "acceptableContentTypes", with: coder)
-        if let raw = SecureCodingHelpers.decodeUInt(forKey: "stringEncoding", with: coder) {
-            stringEncoding = String.Encoding(rawValue: raw)
+        let statusCodes = SecureCodingHelpers.decodeIndexSet(forKey: "acceptableStatusCodes", with: coder)
+        let contentTypes = SecureCodingHelpers.decodeStringSet(forKey: "acceptableContentTypes", with: coder)
+        let encoding = SecureCodingHelpers.decodeUInt(forKey: "stringEncoding", with: coder).map(String.Encoding.init(rawValue:))
+        state.withLock { state in
+            state.acceptableStatusCodes = statusCodes
+            state.acceptableContentTypes = contentTypes
+            if let encoding { state.stringEncoding = encoding }
         }
     }
 
@@ -123,9 +149,10 @@ open class HTTPResponseSerializer: NSObject, URLResponseSerialization, NSSecureC
     }
 
     /// Copies settings onto `other`; subclasses add their own after calling super.
+    /// One snapshot, taken under this serializer's lock and written under the other's
+    /// (never both at once), so a copy is never a mix of old and new settings.
     func copyConfiguration(to other: HTTPResponseSerializer) {
-        other.acceptableStatusCodes = acceptableStatusCodes
-        other.acceptableContentTypes = acceptableContentTypes
-        other.stringEncoding = stringEncoding
+        let snapshot = state.withLock { $0 }
+        other.state.withLock { $0 = snapshot }
     }
 }

@@ -7,7 +7,8 @@ import FoundationNetworking
 ///
 /// Accepts 2.7's image content types plus `image/webp`. On Linux there is no UIImage,
 /// so the value is an `Image` carrying format, pixel size and the encoded bytes.
-open class ImageResponseSerializer: HTTPResponseSerializer {
+// @unchecked: no stored state of its own; the base class guards its settings.
+open class ImageResponseSerializer: HTTPResponseSerializer, @unchecked Sendable {
     /// Creates a serializer accepting the image content types.
     public required init() {
         super.init()

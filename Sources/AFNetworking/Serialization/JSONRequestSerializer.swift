@@ -2,12 +2,20 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AFNetworkingTransport
 
 /// Encodes parameters as a JSON body (`AFJSONRequestSerializer`). Methods in
 /// `httpMethodsEncodingParametersInURI` still get a query string.
-open class JSONRequestSerializer: HTTPRequestSerializer {
+// @unchecked: its one setting lives in `options` (LockedState); the base class guards the rest.
+open class JSONRequestSerializer: HTTPRequestSerializer, @unchecked Sendable {
+    /// `writingOptions`, behind a lock of its own: the serializer is shared across threads.
+    private let options = LockedState<JSONSerialization.WritingOptions>([])
+
     /// Options passed to `JSONSerialization.data(withJSONObject:options:)`. Defaults to none.
-    open var writingOptions: JSONSerialization.WritingOptions = []
+    open var writingOptions: JSONSerialization.WritingOptions {
+        get { options.withLock { $0 } }
+        set { options.withLock { $0 = newValue } }
+    }
 
     /// Creates a serializer with default settings.
     public required init() {
@@ -30,15 +38,17 @@ open class JSONRequestSerializer: HTTPRequestSerializer {
         if encodesParametersInURI(request) {
             return try super.requestBySerializingRequest(request, withParameters: parameters)
         }
+        // Read once, so the check and the encoding agree even if the options change meanwhile.
+        let writingOptions = self.writingOptions
         return try requestWithBody(request, parameters: parameters, contentType: "application/json", format: "JSON",
                                    invalid: { parameters in
                                        let isContainer = JSONSerialization.isValidJSONObject(parameters)
-                                       let isFragment = !isContainer && self.writingOptions.contains(.fragmentsAllowed)
+                                       let isFragment = !isContainer && writingOptions.contains(.fragmentsAllowed)
                                            && JSONSerialization.isValidJSONObject([parameters])
                                        return isContainer || isFragment ? nil
                                            : "\(type(of: parameters)) contains a value JSON cannot represent, or is not an array or dictionary"
                                    },
-                                   encode: { try JSONSerialization.data(withJSONObject: $0, options: self.writingOptions) })
+                                   encode: { try JSONSerialization.data(withJSONObject: $0, options: writingOptions) })
     }
 
     /// Restores a serializer archived with `encode(with:)`.

@@ -2,18 +2,34 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AFNetworkingTransport
 
 /// Decodes JSON bodies with `JSONSerialization` (`AFJSONResponseSerializer`).
 ///
 /// Accepts `application/json`, `text/json` and `text/javascript`. The body is read in
 /// the charset of its `Content-Type` (UTF-8 by default); an empty or whitespace-only
 /// body yields nil without an error.
-open class JSONResponseSerializer: HTTPResponseSerializer {
+// @unchecked: its settings live in `settings` (LockedState); the base class guards the rest.
+open class JSONResponseSerializer: HTTPResponseSerializer, @unchecked Sendable {
+    /// `readingOptions` and `removesKeysWithNullValues`, behind a lock of their own.
+    private struct Settings {
+        var readingOptions: JSONSerialization.ReadingOptions = []
+        var removesKeysWithNullValues = false
+    }
+
+    private let settings = LockedState(Settings())
+
     /// Options passed to `JSONSerialization.jsonObject(with:options:)`. Defaults to none.
-    open var readingOptions: JSONSerialization.ReadingOptions = []
+    open var readingOptions: JSONSerialization.ReadingOptions {
+        get { settings.withLock { $0.readingOptions } }
+        set { settings.withLock { $0.readingOptions = newValue } }
+    }
 
     /// Whether dictionary entries with `NSNull` values are removed, recursively. Defaults to false.
-    open var removesKeysWithNullValues = false
+    open var removesKeysWithNullValues: Bool {
+        get { settings.withLock { $0.removesKeysWithNullValues } }
+        set { settings.withLock { $0.removesKeysWithNullValues = newValue } }
+    }
 
     /// Creates a serializer accepting the JSON content types.
     public required init() {

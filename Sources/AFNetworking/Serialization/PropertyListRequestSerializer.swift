@@ -2,15 +2,31 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AFNetworkingTransport
 
 /// Encodes parameters as a property-list body (`AFPropertyListRequestSerializer`).
 /// Methods in `httpMethodsEncodingParametersInURI` still get a query string.
-open class PropertyListRequestSerializer: HTTPRequestSerializer {
+// @unchecked: its settings live in `settings` (LockedState); the base class guards the rest.
+open class PropertyListRequestSerializer: HTTPRequestSerializer, @unchecked Sendable {
+    /// `format` and `writeOptions`, behind a lock of their own: the serializer is shared across threads.
+    private struct Settings {
+        var format: PropertyListSerialization.PropertyListFormat = .xml
+        var writeOptions: PropertyListSerialization.WriteOptions = 0
+    }
+
+    private let settings = LockedState(Settings())
+
     /// Output format. Defaults to XML.
-    open var format: PropertyListSerialization.PropertyListFormat = .xml
+    open var format: PropertyListSerialization.PropertyListFormat {
+        get { settings.withLock { $0.format } }
+        set { settings.withLock { $0.format = newValue } }
+    }
 
     /// Options passed to `PropertyListSerialization.data(fromPropertyList:format:options:)`.
-    open var writeOptions: PropertyListSerialization.WriteOptions = 0
+    open var writeOptions: PropertyListSerialization.WriteOptions {
+        get { settings.withLock { $0.writeOptions } }
+        set { settings.withLock { $0.writeOptions = newValue } }
+    }
 
     /// Creates a serializer writing XML property lists.
     public required init() {
@@ -32,12 +48,14 @@ open class PropertyListRequestSerializer: HTTPRequestSerializer {
         if encodesParametersInURI(request) {
             return try super.requestBySerializingRequest(request, withParameters: parameters)
         }
+        // Read once, so the check and the encoding agree even if the settings change meanwhile.
+        let format = self.format, writeOptions = self.writeOptions
         return try requestWithBody(request, parameters: parameters, contentType: "application/x-plist", format: "a property list",
                                    invalid: { parameters in
-                                       PropertyListSerialization.propertyList(parameters, isValidFor: self.format) ? nil
+                                       PropertyListSerialization.propertyList(parameters, isValidFor: format) ? nil
                                            : "\(type(of: parameters)) contains a value a property list cannot hold"
                                    },
-                                   encode: { try PropertyListSerialization.data(fromPropertyList: $0, format: self.format, options: self.writeOptions) })
+                                   encode: { try PropertyListSerialization.data(fromPropertyList: $0, format: format, options: writeOptions) })
     }
 
     /// Restores a serializer archived with `encode(with:)`.

@@ -2,14 +2,30 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AFNetworkingTransport
 
 /// Decodes property-list bodies (`AFPropertyListResponseSerializer`). Accepts `application/x-plist`.
-open class PropertyListResponseSerializer: HTTPResponseSerializer {
+// @unchecked: its settings live in `settings` (LockedState); the base class guards the rest.
+open class PropertyListResponseSerializer: HTTPResponseSerializer, @unchecked Sendable {
+    /// `format` and `readOptions`, behind a lock of their own.
+    private struct Settings {
+        var format: PropertyListSerialization.PropertyListFormat = .xml
+        var readOptions: PropertyListSerialization.ReadOptions = []
+    }
+
+    private let settings = LockedState(Settings())
+
     /// The format the caller expects; kept for parity with 2.7, which reads any format.
-    open var format: PropertyListSerialization.PropertyListFormat = .xml
+    open var format: PropertyListSerialization.PropertyListFormat {
+        get { settings.withLock { $0.format } }
+        set { settings.withLock { $0.format = newValue } }
+    }
 
     /// Options passed to `PropertyListSerialization.propertyList(from:options:format:)`.
-    open var readOptions: PropertyListSerialization.ReadOptions = []
+    open var readOptions: PropertyListSerialization.ReadOptions {
+        get { settings.withLock { $0.readOptions } }
+        set { settings.withLock { $0.readOptions = newValue } }
+    }
 
     /// Creates a serializer accepting `application/x-plist`.
     public required init() {

@@ -4,7 +4,9 @@ import FoundationNetworking
 #endif
 
 /// Encodes parameters into a request (`AFURLRequestSerialization`).
-public protocol URLRequestSerialization: AnyObject {
+///
+/// `Sendable`: a manager shares one serializer with requests built on any thread.
+public protocol URLRequestSerialization: AnyObject, Sendable {
     /// A copy of `request` with default headers applied and `parameters` encoded into it.
     func requestBySerializingRequest(_ request: URLRequest, withParameters parameters: Any?) throws -> URLRequest
 }

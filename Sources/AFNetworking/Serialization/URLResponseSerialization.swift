@@ -7,7 +7,9 @@ import FoundationNetworking
 ///
 /// Implementations validate the response first and throw an `NSError` when it is not
 /// acceptable or the body cannot be decoded. Returning nil means "no content".
-public protocol URLResponseSerialization: AnyObject {
+/// `Sendable`: a manager shares one serializer with every operation it runs, and those
+/// serialize their responses on other threads.
+public protocol URLResponseSerialization: AnyObject, Sendable {
     /// The value decoded from `data`, or nil when there is nothing to decode.
     func responseObject(for response: URLResponse?, data: Data?) throws -> Any?
 }

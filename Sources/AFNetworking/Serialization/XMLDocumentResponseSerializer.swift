@@ -2,15 +2,23 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AFNetworkingTransport
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
 
 /// Parses the body into an `XMLDocument` (`AFXMLDocumentResponseSerializer`).
 /// Accepts `application/xml` and `text/xml`; malformed XML is a thrown error.
-open class XMLDocumentResponseSerializer: HTTPResponseSerializer {
+// @unchecked: its one setting lives in `documentOptions` (LockedState); the base class guards the rest.
+open class XMLDocumentResponseSerializer: HTTPResponseSerializer, @unchecked Sendable {
+    /// `options`, behind a lock of its own: the serializer is shared across threads.
+    private let documentOptions = LockedState<XMLNode.Options>([])
+
     /// Options passed to `XMLDocument(data:options:)`. Defaults to none.
-    open var options: XMLNode.Options = []
+    open var options: XMLNode.Options {
+        get { documentOptions.withLock { $0 } }
+        set { documentOptions.withLock { $0 = newValue } }
+    }
 
     /// Creates a serializer accepting the XML content types.
     public required init() {

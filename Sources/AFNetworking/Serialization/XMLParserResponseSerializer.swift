@@ -2,13 +2,15 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AFNetworkingTransport
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
 
 /// Returns an `XMLParser` over the body (`AFXMLParserResponseSerializer`); parsing is
 /// left to the caller's delegate, as in 2.7. Accepts `application/xml` and `text/xml`.
-open class XMLParserResponseSerializer: HTTPResponseSerializer {
+// @unchecked: no stored state of its own; the base class guards its settings.
+open class XMLParserResponseSerializer: HTTPResponseSerializer, @unchecked Sendable {
     /// Creates a serializer accepting the XML content types.
     public required init() {
         super.init()

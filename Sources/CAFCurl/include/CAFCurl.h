@@ -59,6 +59,18 @@ CURLSHcode cafcurl_share_setopt_long(CURLSH *share, CURLSHoption option, long va
 static const long CAFCURL_AUTH_BASIC = (long)CURLAUTH_BASIC;
 static const long CAFCURL_AUTH_DIGEST = (long)CURLAUTH_DIGEST;
 
+/// Why: these are macros built from casts or from other macros, which Swift
+/// does not import. Returning a PAUSE value from a write or read callback is how
+/// a transfer applies back-pressure (the engine later lifts it with
+/// curl_easy_pause); the masks are curl_easy_pause's arguments.
+static const size_t CAFCURL_WRITEFUNC_PAUSE = CURL_WRITEFUNC_PAUSE;
+static const size_t CAFCURL_READFUNC_PAUSE = CURL_READFUNC_PAUSE;
+static const size_t CAFCURL_READFUNC_ABORT = CURL_READFUNC_ABORT;
+static const int CAFCURL_PAUSE_RECV = CURLPAUSE_RECV;
+static const int CAFCURL_PAUSE_SEND = CURLPAUSE_SEND;
+static const int CAFCURL_PAUSE_ALL = CURLPAUSE_ALL;
+static const int CAFCURL_PAUSE_CONT = CURLPAUSE_CONT;
+
 /// Names the calling thread as the OS sees it (ps, top -H, perf, gdb).
 /// Why: pthread_setname_np is a GNU extension Swift's Glibc module does not
 /// expose, and Foundation's Thread.name does not reliably reach the OS.

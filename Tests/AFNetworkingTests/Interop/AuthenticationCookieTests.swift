@@ -36,7 +36,7 @@ final class AuthenticationCookieTests: OperationTestCase {
     func testChallengeBlockGetsTheProtectionSpaceAndUsesACredential() throws {
         let target = try binURL("/digest-auth/auth/carol/secret")
         let operation = HTTPRequestOperation(request: URLRequest(url: target))
-        var seen: [(String, Int, String?, Int)] = []
+        let seen = Locked<[(String, Int, String?, Int)]>([])
         operation.setWillSendRequestForAuthenticationChallengeBlock { operation, challenge in
             let space = challenge.protectionSpace
             seen.append((space.host, space.port, space.authenticationMethod, challenge.previousFailureCount))
@@ -46,11 +46,12 @@ final class AuthenticationCookieTests: OperationTestCase {
             challenge.sender?.use(URLCredential(user: "carol", password: password, persistence: .none), for: challenge)
         }
         XCTAssertNil(run(operation).error)
-        XCTAssertEqual(seen.count, 2, "wrong first, right second")
-        XCTAssertEqual(seen.first?.0, target.host)
-        XCTAssertEqual(seen.first?.1, target.port)
-        XCTAssertEqual(seen.first?.2, NSURLAuthenticationMethodHTTPDigest)
-        XCTAssertEqual(seen.map(\.3), [0, 1])
+        let hops = seen.value
+        XCTAssertEqual(hops.count, 2, "wrong first, right second")
+        XCTAssertEqual(hops.first?.0, target.host)
+        XCTAssertEqual(hops.first?.1, target.port)
+        XCTAssertEqual(hops.first?.2, NSURLAuthenticationMethodHTTPDigest)
+        XCTAssertEqual(hops.map(\.3), [0, 1])
     }
 
     func testChallengeBlockCanContinueWithoutOrCancel() throws {

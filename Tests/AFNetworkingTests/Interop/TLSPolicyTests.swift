@@ -148,8 +148,9 @@ final class TLSPolicyTests: OperationTestCase {
         // the redirected connection is verified too, and fails.
         let nginx = try fixture()
         let marker = "1k.bin?redirected=\(UUID().uuidString)"
+        let httpsPort = nginx.httpsPort
         server.route("/hop") { _ in
-            [.head(status: 302, headers: [("Location", "https://localhost:\(nginx.httpsPort)/\(marker)"), ("Content-Length", "0")]), .end]
+            [.head(status: 302, headers: [("Location", "https://localhost:\(httpsPort)/\(marker)"), ("Content-Length", "0")]), .end]
         }
         let outcome = run(HTTPRequestOperation(request: request("/hop")))
         XCTAssertEqual(outcome.error?.domain, NSURLErrorDomain)
@@ -160,9 +161,9 @@ final class TLSPolicyTests: OperationTestCase {
     }
 
     func testAPinningPolicyAppliesToTheRedirectedHost() throws {
-        let nginx = try fixture()
+        let httpsPort = try fixture().httpsPort
         server.route("/hop") { _ in
-            [.head(status: 302, headers: [("Location", "https://localhost:\(nginx.httpsPort)/1k.bin"), ("Content-Length", "0")]), .end]
+            [.head(status: 302, headers: [("Location", "https://localhost:\(httpsPort)/1k.bin"), ("Content-Length", "0")]), .end]
         }
         let accepted = HTTPRequestOperation(request: request("/hop"))
         accepted.securityPolicy = policy(.certificate, pinning: [TestPKI.root])

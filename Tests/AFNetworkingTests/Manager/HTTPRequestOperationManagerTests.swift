@@ -12,13 +12,14 @@ final class HTTPRequestOperationManagerTests: XCTestCase {
     }
 
     /// Runs one verb and waits for its success or failure block.
-    private func call(_ start: (@escaping (Any?) -> Void, @escaping (HTTPRequestOperation?, Error) -> Void) -> HTTPRequestOperation?)
+    private func call(_ start: (@escaping @Sendable (Any?) -> Void, @escaping HTTPRequestOperationManager.FailureBlock) -> HTTPRequestOperation?)
         -> (HTTPRequestOperation?, Any?, Error?) {
-        var object: Any?
-        var failure: Error?
+        let result = Locked<(object: Any?, failure: Error?)>((nil, nil))
         let done = expectation(description: "completion")
-        let operation = start({ object = $0; done.fulfill() }, { _, error in failure = error; done.fulfill() })
+        let operation = start({ object in result.withLock { $0.object = object }; done.fulfill() },
+                              { _, error in result.withLock { $0.failure = error }; done.fulfill() })
         wait(for: [done], timeout: 15)
+        let (object, failure) = result.value
         return (operation, object, failure)
     }
 
@@ -54,7 +55,7 @@ final class HTTPRequestOperationManagerTests: XCTestCase {
         manager.requestSerializer = JSONRequestSerializer()
         for (verb, path) in [("POST", "post"), ("PUT", "put"), ("PATCH", "patch"), ("DELETE", "delete")] {
             let (_, object, error) = call { success, failure in
-                let done: (HTTPRequestOperation, Any?) -> Void = { _, object in success(object) }
+                let done: HTTPRequestOperation.SuccessBlock = { _, object in success(object) }
                 switch verb {
                 case "POST": return manager.post(path, parameters: ["k": "v"], success: done, failure: failure)
                 case "PUT": return manager.put(path, parameters: ["k": "v"], success: done, failure: failure)
@@ -112,32 +113,32 @@ final class HTTPRequestOperationManagerTests: XCTestCase {
     func testUnserializableRequestCallsFailureWithNilAndReturnsNil() throws {
         let manager = try manager()
         manager.requestSerializer = JSONRequestSerializer()
-        var called = false
+        let called = Locked(false)
         let done = expectation(description: "failure")
         let operation = manager.post("post", parameters: ["date": Date()], success: { _, _ in XCTFail("no success") }, failure: { operation, error in
             XCTAssertNil(operation)
             XCTAssertEqual((error as NSError).domain, AFURLRequestSerializationErrorDomain)
             XCTAssertTrue(Thread.isMainThread)
-            called = true
+            called.value = true
             done.fulfill()
         })
         XCTAssertNil(operation)
         wait(for: [done], timeout: 5)
-        XCTAssertTrue(called)
+        XCTAssertTrue(called.value)
         XCTAssertEqual(manager.operationQueue.operationCount, 0)
     }
 
     func testHTTPErrorReachesFailureWithTheOperation() throws {
         let manager = try manager()
-        var failedOperation: HTTPRequestOperation?
+        let failedOperation = Locked<HTTPRequestOperation?>(nil)
         let (_, _, error) = call { success, failure in
             manager.get("status/404", parameters: nil, success: { _, object in success(object) }, failure: { operation, error in
-                failedOperation = operation
+                failedOperation.value = operation
                 failure(operation, error)
             })
         }
         XCTAssertEqual((error as NSError?)?.code, NSURLErrorBadServerResponse)
-        XCTAssertEqual(failedOperation?.response?.statusCode, 404)
+        XCTAssertEqual(failedOperation.value?.response?.statusCode, 404)
     }
 
     func testCopyAndSecureCoding() throws {

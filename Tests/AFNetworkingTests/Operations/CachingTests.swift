@@ -8,6 +8,7 @@ import XCTest
 /// cachePolicy with URLCache.shared: fresh hits, revalidation, no-store, the
 /// cache-response block and the policies that skip or demand the cache.
 final class CachingTests: OperationTestCase {
+    @discardableResult
     private func fetch(_ path: String, policy: URLRequest.CachePolicy = .useProtocolCachePolicy,
                        configure: (HTTPRequestOperation) -> Void = { _ in }) -> (HTTPRequestOperation, Outcome) {
         var request = self.request(path)

@@ -1,4 +1,5 @@
 @testable import AFNetworking
+import AFNetworkingTransport
 import CAFCurl
 import Foundation
 #if canImport(FoundationNetworking)
@@ -134,14 +135,13 @@ final class ErrorMappingTests: OperationTestCase {
             [.head(status: 200, headers: [("Content-Length", "100000")]), .body(Data(repeating: 1, count: 1000)), .wait(30)]
         }
         let operation = HTTPRequestOperation(request: request("/slow"))
-        var outcome = Outcome()
+        let outcome = Locked(Outcome())
         let done = expectation(description: "failure")
-        operation.setCompletionBlockWithSuccess({ _, _ in outcome.calls += 1; done.fulfill() },
-                                                failure: { _, error in outcome.error = error as NSError; outcome.calls += 1; done.fulfill() })
+        record(operation, into: outcome) { done.fulfill() }
         operation.setDownloadProgressBlock { [weak operation] _, _, _ in operation?.cancel() }
         OperationQueue().addOperation(operation)
         wait(for: [done], timeout: 10)
-        assertURLError(outcome, NSURLErrorCancelled)
+        assertURLError(outcome.value, NSURLErrorCancelled)
         XCTAssertTrue(spin { operation.isFinished })
         XCTAssertTrue(operation.isCancelled)
     }
@@ -174,7 +174,7 @@ final class ErrorMappingTests: OperationTestCase {
 
     func testSelfAbortsNeverMapToUnknown() {
         let url = URL(string: "http://127.0.0.1/")
-        for reason in [Transfer.AbortReason.cancelled, .timedOut] {
+        for reason in [AbortReason.cancelled, .timedOut] {
             let error = TransportErrors.error(for: CURLE_ABORTED_BY_CALLBACK, abortReason: reason, url: url, curlMessage: nil)
             XCTAssertNotEqual(error.code, NSURLErrorUnknown)
             XCTAssertEqual(error.userInfo[NSURLErrorFailingURLErrorKey] as? URL, url)

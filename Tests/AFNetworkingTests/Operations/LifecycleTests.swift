@@ -23,7 +23,7 @@ final class LifecycleTests: OperationTestCase {
     func testStartAndFinishNotificationsArriveOnMainQueue() {
         server.respond("/n", body: Data("n".utf8))
         let operation = HTTPRequestOperation(request: request("/n"))
-        var names: [Notification.Name] = []
+        let names = Locked<[Notification.Name]>([])
         let observers = [Notification.Name.AFNetworkingOperationDidStart, .AFNetworkingOperationDidFinish].map { name in
             NotificationCenter.default.addObserver(forName: name, object: operation, queue: nil) { note in
                 XCTAssertTrue(Thread.isMainThread)
@@ -32,8 +32,8 @@ final class LifecycleTests: OperationTestCase {
         }
         defer { observers.forEach(NotificationCenter.default.removeObserver) }
         run(operation)
-        XCTAssertTrue(spin { names.count == 2 })
-        XCTAssertEqual(names, [.AFNetworkingOperationDidStart, .AFNetworkingOperationDidFinish])
+        XCTAssertTrue(spin { names.value.count == 2 })
+        XCTAssertEqual(names.value, [.AFNetworkingOperationDidStart, .AFNetworkingOperationDidFinish])
     }
 
     func testUserInfoAndSettingsAreKept() {
@@ -92,18 +92,18 @@ final class LifecycleTests: OperationTestCase {
                     .body(body[0..<10_000]), .wait(0.5), .body(body[10_000...]), .end]
         }
         let operation = HTTPRequestOperation(request: request("/big"))
-        var paused = false
+        let paused = Locked(false)
         operation.setDownloadProgressBlock { [weak operation] _, total, _ in
-            if !paused && total >= 10_000 { paused = true; operation?.pause() }
+            if total >= 10_000 && paused.setOnce() { operation?.pause() }
         }
-        var finished = false
-        operation.setCompletionBlockWithSuccess({ _, _ in finished = true }, failure: { _, _ in finished = true })
+        let finished = Locked(false)
+        operation.setCompletionBlockWithSuccess({ _, _ in finished.value = true }, failure: { _, _ in finished.value = true })
         operation.start()
         XCTAssertTrue(spin { operation.isPaused })
         XCTAssertEqual(operation.request.value(forHTTPHeaderField: "Range"), "bytes=10000-")
         XCTAssertEqual(operation.request.value(forHTTPHeaderField: "If-Range"), "\"v1\"")
         operation.resume()
-        XCTAssertTrue(spin { finished && operation.isFinished })
+        XCTAssertTrue(spin { finished.value && operation.isFinished })
         XCTAssertNil(operation.error)
         XCTAssertEqual(operation.responseData, body)
     }
@@ -111,13 +111,13 @@ final class LifecycleTests: OperationTestCase {
     func testCancelWhilePausedFinishes() {
         server.route("/p") { _ in [.head(status: 200, headers: [("Content-Length", "10")]), .body(Data("12345".utf8)), .wait(30)] }
         let operation = HTTPRequestOperation(request: request("/p"))
-        var failures = 0
-        operation.setCompletionBlockWithSuccess(nil, failure: { _, _ in failures += 1 })
+        let failures = Locked(0)
+        operation.setCompletionBlockWithSuccess(nil, failure: { _, _ in failures.increment() })
         operation.start()
         operation.pause()
         XCTAssertTrue(operation.isPaused)
         operation.cancel()
-        XCTAssertTrue(spin { operation.isFinished && failures == 1 })
+        XCTAssertTrue(spin { operation.isFinished && failures.value == 1 })
         XCTAssertEqual((operation.error as NSError?)?.code, NSURLErrorCancelled)
     }
 

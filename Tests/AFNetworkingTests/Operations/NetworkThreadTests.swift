@@ -46,15 +46,15 @@ final class NetworkThreadTests: OperationTestCase {
         server.respond("/t", body: Data("t".utf8))
         let operation = HTTPRequestOperation(request: request("/t"))
         operation.completionQueue = DispatchQueue.global()
-        var threadName: String?
-        var progressThread: String?
-        operation.setDownloadProgressBlock { _, _, _ in progressThread = Thread.current.name }
+        let threadName = Locked<String?>(nil)
+        let progressThread = Locked<String?>(nil)
+        operation.setDownloadProgressBlock { _, _, _ in progressThread.value = Thread.current.name }
         let done = expectation(description: "done")
-        operation.setCompletionBlockWithSuccess({ _, _ in threadName = Thread.current.name; done.fulfill() }, failure: nil)
+        operation.setCompletionBlockWithSuccess({ _, _ in threadName.value = Thread.current.name; done.fulfill() }, failure: nil)
         operation.start()
         wait(for: [done], timeout: 10)
-        XCTAssertNotEqual(threadName, "AFNetworking")
-        XCTAssertTrue(spin { progressThread != nil })
-        XCTAssertNotEqual(progressThread, "AFNetworking")
+        XCTAssertNotEqual(threadName.value, "AFNetworking")
+        XCTAssertTrue(spin { progressThread.value != nil })
+        XCTAssertNotEqual(progressThread.value, "AFNetworking")
     }
 }

@@ -51,7 +51,7 @@ final class PauseStressTests: OperationTestCase {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline && !operations.allSatisfy(\.isFinished) {
             operations.filter(\.isPaused).forEach { $0.resume() }
-            RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.02))
+            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.02))
         }
         XCTAssertTrue(operations.allSatisfy(\.isFinished), "every operation finished")
         XCTAssertTrue(spin(until: { outcomes.counts.count == total }, timeout: 10))

@@ -16,10 +16,9 @@ final class QueueBehaviourTests: OperationTestCase {
     }
 
     func testMaxConcurrentOperationCountIsRespected() {
-        let lock = NSLock()
-        var inFlight = 0, peak = 0
+        let load = Locked((inFlight: 0, peak: 0))
         server.route("/slow") { _ in
-            lock.lock(); inFlight += 1; peak = max(peak, inFlight); lock.unlock()
+            load.withLock { $0.inFlight += 1; $0.peak = max($0.peak, $0.inFlight) }
             return [.wait(0.1), .head(status: 200, headers: [("Content-Length", "1")]), .body(Data("x".utf8)), .end]
         }
         let queue = OperationQueue()
@@ -27,12 +26,12 @@ final class QueueBehaviourTests: OperationTestCase {
         let operations = (0..<8).map { _ -> HTTPRequestOperation in
             let operation = HTTPRequestOperation(request: request("/slow"))
             operation.completionQueue = DispatchQueue.global()
-            operation.setCompletionBlockWithSuccess({ _, _ in lock.lock(); inFlight -= 1; lock.unlock() }, failure: nil)
+            operation.setCompletionBlockWithSuccess({ _, _ in load.withLock { $0.inFlight -= 1 } }, failure: nil)
             return operation
         }
         queue.addOperations(operations, waitUntilFinished: false)
         XCTAssertTrue(spin(until: { operations.allSatisfy(\.isFinished) }, timeout: 20))
-        XCTAssertEqual(peak, 2)
+        XCTAssertEqual(load.value.peak, 2)
     }
 
     func testDiamondDAGOfTwentyFinishesInTopologicalOrder() {
@@ -83,13 +82,13 @@ final class QueueBehaviourTests: OperationTestCase {
     func testWaitUntilFinishedOnMainThreadReturnsWithMainQueueCompletion() {
         server.respond("/w", body: Data("w".utf8))
         let operation = HTTPRequestOperation(request: request("/w"))
-        var successRan = false
-        operation.setCompletionBlockWithSuccess({ _, _ in successRan = true }, failure: nil)  // main queue
+        let successRan = Locked(false)
+        operation.setCompletionBlockWithSuccess({ _, _ in successRan.value = true }, failure: nil)  // main queue
         XCTAssertTrue(Thread.isMainThread)
         operation.start()
         operation.waitUntilFinished()
         XCTAssertTrue(operation.isFinished)
-        XCTAssertTrue(successRan)
+        XCTAssertTrue(successRan.value)
     }
 
     func testAddOperationsWaitUntilFinishedFromBackgroundThread() {
@@ -161,26 +160,26 @@ final class QueueBehaviourTests: OperationTestCase {
             operation.setCompletionBlockWithSuccess({ _, _ in log.add("op\(index)") }, failure: nil)
             return operation
         }
-        var progress: [Int] = []
-        var completed: [URLConnectionOperation]?
+        let progress = Locked<[Int]>([])
+        let completed = Locked<[URLConnectionOperation]?>(nil)
         let batch = URLConnectionOperation.batch(ofRequestOperations: operations, progressBlock: { finished, total in
             XCTAssertEqual(total, 5)
             progress.append(finished)
-        }, completionBlock: { completed = $0 })
+        }, completionBlock: { completed.value = $0 })
         XCTAssertEqual(batch.count, 6)
         XCTAssertEqual(batch.last?.dependencies.count, 5)
         OperationQueue().addOperations(batch, waitUntilFinished: false)
-        XCTAssertTrue(spin(until: { completed != nil }, timeout: 15))
-        XCTAssertEqual(progress, [1, 2, 3, 4, 5])
+        XCTAssertTrue(spin(until: { completed.value != nil }, timeout: 15))
+        XCTAssertEqual(progress.value, [1, 2, 3, 4, 5])
         XCTAssertEqual(log.all.count, 5, "every success block ran before the batch completion")
-        XCTAssertEqual(completed?.count, 5)
+        XCTAssertEqual(completed.value?.count, 5)
     }
 
     func testEmptyBatchCompletes() {
-        var completed: [URLConnectionOperation]?
-        let batch = URLConnectionOperation.batch(ofRequestOperations: [], progressBlock: nil, completionBlock: { completed = $0 })
+        let completed = Locked<[URLConnectionOperation]?>(nil)
+        let batch = URLConnectionOperation.batch(ofRequestOperations: [], progressBlock: nil, completionBlock: { completed.value = $0 })
         OperationQueue().addOperations(batch, waitUntilFinished: false)
-        XCTAssertTrue(spin(until: { completed != nil }))
-        XCTAssertEqual(completed?.count, 0)
+        XCTAssertTrue(spin(until: { completed.value != nil }))
+        XCTAssertEqual(completed.value?.count, 0)
     }
 }

@@ -16,14 +16,14 @@ final class RedirectTests: OperationTestCase {
         redirect("/two", status: 302, to: "/three")
         server.respond("/three", body: Data("end".utf8))
         let operation = HTTPRequestOperation(request: request("/one"))
-        var hops: [(String, Int)] = []
+        let hops = Locked<[(String, Int)]>([])
         operation.setRedirectResponseBlock { _, proposed, response in
             hops.append((proposed.url?.path ?? "", (response as? HTTPURLResponse)?.statusCode ?? 0))
             return proposed
         }
         XCTAssertNil(run(operation).error)
-        XCTAssertEqual(hops.map(\.0), ["/two", "/three"])
-        XCTAssertEqual(hops.map(\.1), [301, 302])
+        XCTAssertEqual(hops.value.map(\.0), ["/two", "/three"])
+        XCTAssertEqual(hops.value.map(\.1), [301, 302])
         XCTAssertEqual(operation.responseString, "end", "redirect bodies never reach the output")
         XCTAssertEqual(operation.response?.url?.path, "/three")
     }
@@ -44,7 +44,8 @@ final class RedirectTests: OperationTestCase {
         redirect("/one", status: 302, to: "/two")
         server.respond("/elsewhere", body: Data("chosen".utf8))
         let operation = HTTPRequestOperation(request: request("/one"))
-        operation.setRedirectResponseBlock { [unowned self] _, _, _ in self.request("/elsewhere") }
+        let elsewhere = request("/elsewhere")
+        operation.setRedirectResponseBlock { _, _, _ in elsewhere }
         XCTAssertNil(run(operation).error)
         XCTAssertEqual(operation.responseString, "chosen")
     }
@@ -122,15 +123,15 @@ final class ProxyAuthenticationTests: OperationTestCase {
         var request = URLRequest(url: URL(string: "http://behind.proxy.example/doc")!)
         request.timeoutInterval = 10
         let operation = HTTPRequestOperation(request: request)
-        var seen: URLProtectionSpace?
+        let seen = Locked<URLProtectionSpace?>(nil)
         operation.setWillSendRequestForAuthenticationChallengeBlock { _, challenge in
-            seen = challenge.protectionSpace
+            seen.value = challenge.protectionSpace
             challenge.sender?.use(URLCredential(user: "proxyuser", password: "proxypass", persistence: .none), for: challenge)
         }
         XCTAssertNil(run(operation).error)
         XCTAssertEqual(operation.responseString, "ok")
-        XCTAssertEqual(seen?.isProxy(), true)
-        XCTAssertEqual(seen?.realm, "gateway")
-        XCTAssertEqual(seen?.authenticationMethod, NSURLAuthenticationMethodHTTPBasic)
+        XCTAssertEqual(seen.value?.isProxy(), true)
+        XCTAssertEqual(seen.value?.realm, "gateway")
+        XCTAssertEqual(seen.value?.authenticationMethod, NSURLAuthenticationMethodHTTPBasic)
     }
 }

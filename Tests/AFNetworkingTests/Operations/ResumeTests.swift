@@ -11,7 +11,7 @@ final class ResumeTests: OperationTestCase {
 
     /// Serves the first 10,000 bytes, then stalls, so the test can pause;
     /// ranged requests get `answer`.
-    private func serve(answer: @escaping (Int) -> [ScriptedServer.Step]) {
+    private func serve(answer: @escaping @Sendable (Int) -> [ScriptedServer.Step]) {
         let body = self.body
         server.route("/file") { request in
             if let range = request.headers.first(name: "range"), let start = Int(range.dropFirst(6).dropLast()) {
@@ -24,19 +24,18 @@ final class ResumeTests: OperationTestCase {
 
     private func pausedOperation() -> (HTTPRequestOperation, () -> Outcome) {
         let operation = HTTPRequestOperation(request: request("/file"))
-        var outcome = Outcome()
-        var paused = false
+        let outcome = Locked(Outcome())
+        let paused = Locked(false)
         operation.setDownloadProgressBlock { [weak operation] _, total, _ in
-            if !paused && total >= 10_000 { paused = true; operation?.pause() }
+            if total >= 10_000 && paused.setOnce() { operation?.pause() }
         }
-        operation.setCompletionBlockWithSuccess({ _, _ in outcome.calls += 1 },
-                                                failure: { _, error in outcome.error = error as NSError; outcome.calls += 1 })
+        record(operation, into: outcome)
         operation.start()
         XCTAssertTrue(spin { operation.isPaused })
         return (operation, { [unowned self] in
             operation.resume()
-            XCTAssertTrue(self.spin { outcome.calls > 0 && operation.isFinished })
-            return outcome
+            XCTAssertTrue(self.spin { outcome.value.calls > 0 && operation.isFinished })
+            return outcome.value
         })
     }
 
@@ -86,16 +85,16 @@ final class ResumeTests: OperationTestCase {
             return [.head(status: 200, headers: [("Transfer-Encoding", "chunked")]), .body(Data(small)), .wait(30)]
         }
         let operation = HTTPRequestOperation(request: request("/file"))
-        var done = false
-        operation.setCompletionBlockWithSuccess({ _, _ in done = true }, failure: { _, _ in done = true })
-        var paused = false
+        let done = Locked(false)
+        operation.setCompletionBlockWithSuccess({ _, _ in done.value = true }, failure: { _, _ in done.value = true })
+        let paused = Locked(false)
         operation.setDownloadProgressBlock { [weak operation] _, total, _ in
-            if !paused && total >= 10_000 { paused = true; operation?.pause() }
+            if total >= 10_000 && paused.setOnce() { operation?.pause() }
         }
         operation.start()
         XCTAssertTrue(spin { operation.isPaused })
         operation.resume()
-        XCTAssertTrue(spin { done && operation.isFinished })
+        XCTAssertTrue(spin { done.value && operation.isFinished })
         XCTAssertNil(operation.error, "\(server.requests.map { ($0.uri, $0.headers.first(name: "range") ?? "-") })")
         XCTAssertEqual(operation.response?.statusCode, 200)
         XCTAssertEqual(operation.responseData, Data(small))

@@ -12,7 +12,7 @@ final class StressTests: OperationTestCase {
         private var counts: [ObjectIdentifier: Int] = [:]
         private var completionCounts: [ObjectIdentifier: Int] = [:]
         func outcome(_ operation: AnyObject) { lock.lock(); counts[ObjectIdentifier(operation), default: 0] += 1; lock.unlock() }
-        func completion(_ operation: AnyObject) { lock.lock(); completionCounts[ObjectIdentifier(operation), default: 0] += 1; lock.unlock() }
+        func completion(_ operation: ObjectIdentifier) { lock.lock(); completionCounts[operation, default: 0] += 1; lock.unlock() }
         var snapshot: ([Int], [Int]) { lock.lock(); defer { lock.unlock() }; return (Array(counts.values), Array(completionCounts.values)) }
     }
 
@@ -28,8 +28,8 @@ final class StressTests: OperationTestCase {
             let operation = HTTPRequestOperation(request: request("/s"))
             operation.completionQueue = DispatchQueue.global()
             operation.setCompletionBlockWithSuccess({ op, _ in tally.outcome(op) }, failure: { op, _ in tally.outcome(op) })
-            let identity = Unmanaged.passUnretained(operation).toOpaque()
-            operation.completionBlock = { tally.completion(Unmanaged<AnyObject>.fromOpaque(identity).takeUnretainedValue()) }
+            let identity = ObjectIdentifier(operation)  // not the operation itself: no retain cycle
+            operation.completionBlock = { tally.completion(identity) }
             return operation
         }
         queue.addOperations(operations, waitUntilFinished: false)
@@ -45,7 +45,7 @@ final class StressTests: OperationTestCase {
         while !allDone && Date() < deadline {
             let (outcomes, completions) = tally.snapshot
             allDone = outcomes.count == total && completions.count == total
-            if !allDone { RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.05)) }
+            if !allDone { _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.05)) }
         }
         let (outcomes, completions) = tally.snapshot
         XCTAssertEqual(outcomes.count, total, "every operation reported an outcome")

@@ -50,13 +50,12 @@ final class TransferTests: OperationTestCase {
         server.respond("/upload", body: Data("stored".utf8))
         let operation = HTTPRequestOperation(request: request("/upload", method: "POST"))
         operation.inputStream = InputStream(data: payload)
-        let lock = NSLock()
-        var lastTotal: Int64 = 0
-        operation.setUploadProgressBlock { _, total, _ in lock.lock(); lastTotal = max(lastTotal, total); lock.unlock() }
+        let lastTotal = Locked<Int64>(0)
+        operation.setUploadProgressBlock { _, total, _ in lastTotal.withLock { $0 = max($0, total) } }
         let outcome = run(operation)
         XCTAssertNil(outcome.error)
         XCTAssertEqual(server.requests.last?.body, payload)
-        XCTAssertTrue(spin { lock.lock(); defer { lock.unlock() }; return lastTotal == Int64(payload.count) }, "last total \(lastTotal)")
+        XCTAssertTrue(spin { lastTotal.value == Int64(payload.count) }, "last total \(lastTotal.value)")
     }
 
     func testUploadFromStreamWithDeclaredLengthIsNotChunked() throws {
@@ -79,19 +78,19 @@ final class TransferTests: OperationTestCase {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let operation = HTTPRequestOperation(request: request("/file"))
         operation.outputStream = OutputStream(toFileAtPath: path, append: false)
-        var progressCalls = 0
-        var lastTotal: Int64 = 0
+        let progressCalls = Locked(0)
+        let lastTotal = Locked<Int64>(0)
         operation.setDownloadProgressBlock { _, total, expected in
-            progressCalls += 1
-            lastTotal = total
+            progressCalls.increment()
+            lastTotal.value = total
             XCTAssertEqual(expected, Int64(body.count))
         }
         let outcome = run(operation)
         XCTAssertNil(outcome.error)
         XCTAssertNil(operation.responseData)
         XCTAssertEqual(FileManager.default.contents(atPath: path), body)
-        XCTAssertTrue(spin { lastTotal == Int64(body.count) })
-        XCTAssertGreaterThan(progressCalls, 0)
+        XCTAssertTrue(spin { lastTotal.value == Int64(body.count) })
+        XCTAssertGreaterThan(progressCalls.value, 0)
     }
 
     func testCallerMemoryOutputStreamFillsResponseData() {

@@ -15,7 +15,7 @@ final class NetworkReachabilityTests: XCTestCase {
     private func waitForStatus(_ manager: NetworkReachabilityManager, timeout: TimeInterval = 10) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while manager.networkReachabilityStatus == .unknown && Date() < deadline {
-            RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
+            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
         }
         return manager.networkReachabilityStatus != .unknown
     }
@@ -29,7 +29,7 @@ final class NetworkReachabilityTests: XCTestCase {
 
     func testLoopbackAddressIsReachableAndNotifies() {
         let manager = loopbackManager()
-        var blockStatuses: [NetworkReachabilityStatus] = []
+        let blockStatuses = Locked<[NetworkReachabilityStatus]>([])
         manager.setReachabilityStatusChange { status in
             XCTAssertTrue(Thread.isMainThread)
             blockStatuses.append(status)
@@ -42,7 +42,7 @@ final class NetworkReachabilityTests: XCTestCase {
         manager.stopMonitoring()
         XCTAssertEqual(manager.networkReachabilityStatus, .reachableViaWiFi)
         XCTAssertTrue(manager.isReachable && manager.isReachableViaWiFi && !manager.isReachableViaWWAN)
-        XCTAssertEqual(blockStatuses, [.reachableViaWiFi])
+        XCTAssertEqual(blockStatuses.value, [.reachableViaWiFi])
         XCTAssertEqual(manager.localizedNetworkReachabilityStatusString(), "Reachable via WiFi")
     }
 

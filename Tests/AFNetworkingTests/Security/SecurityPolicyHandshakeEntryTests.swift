@@ -40,17 +40,16 @@ final class SecurityPolicyHandshakeEntryTests: XCTestCase {
         let good = [TestPKI.leaf, TestPKI.intermediate]
         let bad = [TestPKI.unrelatedLeaf]
         let anchors = TestPKI.anchors
-        let lock = NSLock()
-        var mismatches = 0
+        let mismatches = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 64) { index in
             let accepted = policy.evaluate(peerChainDER: index.isMultiple(of: 2) ? good : bad,
                                            host: index.isMultiple(of: 2) ? "localhost" : "unrelated.test",
                                            anchorCertificates: anchors) == nil
             let systemStore = policy.evaluate(peerChainDER: good, host: "localhost") == nil
             if accepted != index.isMultiple(of: 2) || systemStore {
-                lock.lock(); mismatches += 1; lock.unlock()
+                mismatches.increment()
             }
         }
-        XCTAssertEqual(mismatches, 0)
+        XCTAssertEqual(mismatches.value, 0)
     }
 }

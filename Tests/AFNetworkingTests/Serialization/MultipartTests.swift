@@ -99,8 +99,9 @@ final class MultipartTests: XCTestCase {
         XCTAssertEqual(missing?.code, NSURLErrorBadURL)
         XCTAssertThrowsError(try form.appendPart(withFileURL: URL(string: "http://example.com/a.png")!, name: "f"))
         XCTAssertThrowsError(try form.appendPart(withFileURL: directory, name: "f"))
+        let nope = directory.appendingPathComponent("nope")
         XCTAssertThrowsError(try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
-            try form.appendPart(withFileURL: self.directory.appendingPathComponent("nope"), name: "f")
+            try form.appendPart(withFileURL: nope, name: "f")
         })
         XCTAssertThrowsError(try serializer.multipartFormRequest(withMethod: "GET", urlString: "http://example.com", parameters: nil, constructingBodyWith: nil))
     }
@@ -171,13 +172,13 @@ final class MultipartTests: XCTestCase {
         }
         let target = directory.appendingPathComponent("body.out")
         let done = expectation(description: "written")
-        var writeError: Error?
+        let writeError = Locked<Error?>(nil)
         let stripped = serializer.request(withMultipartForm: request, writingStreamContentsToFile: target) { error in
-            writeError = error
+            writeError.value = error
             done.fulfill()
         }
         wait(for: [done], timeout: 10)
-        XCTAssertNil(writeError)
+        XCTAssertNil(writeError.value)
         XCTAssertNil(stripped.httpBodyStream)
         let written = try Data(contentsOf: target)
         XCTAssertEqual(String(written.count), request.value(forHTTPHeaderField: "Content-Length"))

@@ -11,8 +11,16 @@ class OperationTestCase: XCTestCase {
     var server: ScriptedServer!
 
     override func setUpWithError() throws {
+        _ = OperationTestCase.isolatedCache
         server = try ScriptedServer()
     }
+
+    /// The test process caches in a directory of its own, created fresh, so
+    /// entries left by an earlier run (or another process) never answer a test.
+    static let isolatedCache: Void = {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-tests-cache-\(getpid())-\(UUID().uuidString)")
+        URLCache.shared = URLCache(memoryCapacity: 8 << 20, diskCapacity: 64 << 20, diskPath: directory.path)
+    }()
 
     override func tearDown() {
         server?.shutdown()
@@ -35,24 +43,28 @@ class OperationTestCase: XCTestCase {
         var calls = 0
     }
 
+    /// Points `operation`'s success and failure blocks at `outcome`; `then`
+    /// runs after either one has been recorded.
+    func record(_ operation: HTTPRequestOperation, into outcome: Locked<Outcome>, then: (@Sendable () -> Void)? = nil) {
+        operation.setCompletionBlockWithSuccess({ _, object in
+            outcome.withLock { $0.object = object; $0.calls += 1 }
+            then?()
+        }, failure: { _, error in
+            outcome.withLock { $0.error = error as NSError; $0.calls += 1 }
+            then?()
+        })
+    }
+
     /// Starts `operation` on a queue and waits (bounded) for its success or failure block.
     @discardableResult
     func run(_ operation: HTTPRequestOperation, timeout: TimeInterval = 15, file: StaticString = #filePath, line: UInt = #line) -> Outcome {
-        var outcome = Outcome()
+        let outcome = Locked(Outcome())
         let done = expectation(description: "completion")
-        operation.setCompletionBlockWithSuccess({ _, object in
-            outcome.object = object
-            outcome.calls += 1
-            done.fulfill()
-        }, failure: { _, error in
-            outcome.error = error as NSError
-            outcome.calls += 1
-            done.fulfill()
-        })
+        record(operation, into: outcome) { done.fulfill() }
         let queue = OperationQueue()
         queue.addOperation(operation)
         wait(for: [done], timeout: timeout)
-        return outcome
+        return outcome.value
     }
 
     func get(_ path: String, timeout: TimeInterval = 10) -> (HTTPRequestOperation, Outcome) {
@@ -65,7 +77,7 @@ class OperationTestCase: XCTestCase {
     func spin(until condition: () -> Bool, timeout: TimeInterval = 10) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() && Date() < deadline {
-            RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
+            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
         }
         return condition()
     }

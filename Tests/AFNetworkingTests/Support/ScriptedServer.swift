@@ -23,7 +23,8 @@ final class ScriptedServer: @unchecked Sendable {
         case close
     }
 
-    typealias Route = (Request) -> [Step]
+    /// Runs on the server's event loop, so it must be `@Sendable`.
+    typealias Route = @Sendable (Request) -> [Step]
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private var channel: Channel?
@@ -117,17 +118,20 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
             play(rest, context: context, keepAlive: keepAlive)
         case .body(let data):
             let buffer = context.channel.allocator.buffer(bytes: data)
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenComplete { _ in
-                self.play(rest, context: context, keepAlive: keepAlive)
+                self.play(rest, context: bound.value, keepAlive: keepAlive)
             }
         case .wait(let seconds):
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
-                self.play(rest, context: context, keepAlive: keepAlive)
+                self.play(rest, context: bound.value, keepAlive: keepAlive)
             }
         case .end:
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-                if !keepAlive { context.close(promise: nil) }
-                self.play(rest, context: context, keepAlive: keepAlive)
+                if !keepAlive { bound.value.close(promise: nil) }
+                self.play(rest, context: bound.value, keepAlive: keepAlive)
             }
         case .close:
             context.close(promise: nil)
@@ -171,6 +175,7 @@ private final class RawReplyHandler: ChannelInboundHandler, @unchecked Sendable 
         guard !answered, let reply else { return }
         answered = true
         let buffer = context.channel.allocator.buffer(bytes: reply)
-        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in context.close(promise: nil) }
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in bound.value.close(promise: nil) }
     }
 }

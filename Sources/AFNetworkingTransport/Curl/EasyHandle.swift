@@ -100,28 +100,26 @@ final class EasyHandle {
 }
 
 /// A small lock-protected stack of idle easy handles.
-private final class HandlePool: @unchecked Sendable {
-    private let lock = NSLock()
-    private var handles: [UnsafeMutableRawPointer] = []
+private final class HandlePool: Sendable {
+    private struct Handles: @unchecked Sendable {
+        // @unchecked: raw curl handles, only ever used by one owner at a time.
+        var idle: [UnsafeMutableRawPointer] = []
+    }
+    private let handles = LockedState(Handles())
     private let capacity: Int
 
-    init(capacity: Int) {
-        self.capacity = capacity
-        handles.reserveCapacity(capacity)
-    }
+    init(capacity: Int) { self.capacity = capacity }
 
     func take() -> UnsafeMutableRawPointer? {
-        lock.lock()
-        defer { lock.unlock() }
-        return handles.popLast()
+        handles.withLock { $0.idle.popLast() }
     }
 
     /// False when the pool is full: the caller frees the handle.
     func put(_ handle: UnsafeMutableRawPointer) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard handles.count < capacity else { return false }
-        handles.append(handle)
-        return true
+        handles.withLock { pool in
+            guard pool.idle.count < capacity else { return false }
+            pool.idle.append(handle)
+            return true
+        }
     }
 }

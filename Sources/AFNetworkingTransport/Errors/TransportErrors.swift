@@ -8,21 +8,24 @@ import FoundationNetworking
 /// can end with has a row; codes the library caused itself (aborts from its
 /// own callbacks) are resolved from the transfer's `AbortReason` first, so a
 /// cancelled or timed-out transfer never surfaces as "unknown".
-enum TransportErrors {
+package enum TransportErrors {
     /// Domain of the underlying error that keeps curl's own code and message.
-    static let curlErrorDomain = "AFNetworkingCurlErrorDomain"
+    package static let curlErrorDomain = "AFNetworkingCurlErrorDomain"
 
-    static func error(for code: CURLcode, abortReason: Transfer.AbortReason?, url: URL?, curlMessage: String?, tlsVerifyResult: Int = 0) -> NSError {
+    package static func error(for code: CURLcode, abortReason: AbortReason?, url: URL?, curlMessage: String?, tlsVerifyResult: Int = 0) -> NSError {
         if let abortReason {
             switch abortReason {
             case .cancelled:
                 return make(NSURLErrorCancelled, url: url, underlying: nil)
             case .timedOut:
                 return make(NSURLErrorTimedOut, url: url, underlying: nil)
-            case .delegateFailed(let failure):
-                return failure as NSError
+            case .failed(let failure):
+                return failure
             case .bodyStreamFailed(let failure):
-                return make(NSURLErrorRequestBodyStreamExhausted, url: url, underlying: failure.map { $0 as NSError })
+                return make(NSURLErrorRequestBodyStreamExhausted, url: url, underlying: failure,
+                            description: failure?.localizedDescription ?? localizedDescription(for: NSURLErrorRequestBodyStreamExhausted))
+            case .badServerResponse(let reason):
+                return make(NSURLErrorBadServerResponse, url: url, underlying: nil, description: reason)
             case .certificateRejected(let rejection):
                 return rejection.nsError(failingURL: url)
             }
@@ -33,18 +36,29 @@ enum TransportErrors {
         return make(urlErrorCode(for: code, tlsVerifyResult: tlsVerifyResult), url: url, underlying: underlying)
     }
 
-    /// curl reports a reply that is not HTTP at all as "unsupported protocol"
-    /// (it refuses HTTP/0.9). For an http(s) URL that got no status line that
-    /// is a bad server response, not a bad URL.
-    static func refine(_ code: CURLcode, transfer: Transfer) -> CURLcode {
-        guard code == CURLE_UNSUPPORTED_PROTOCOL,
-              let scheme = transfer.options.request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              transfer.easy.info(long: CURLINFO_RESPONSE_CODE) == 0 else { return code }
-        return CURLE_WEIRD_SERVER_REPLY
+    /// curl's code, corrected where curl's category misleads for HTTP:
+    /// - a reply that is not HTTP at all is "unsupported protocol" to curl
+    ///   (it refuses HTTP/0.9): for an http(s) URL that is a bad server response;
+    /// - a malformed chunked body is a receive error to curl: it is a bad
+    ///   server response, not a lost connection;
+    /// - a header line over curl's own limit is "out of memory" to curl: while
+    ///   the head is still arriving, that is the server's fault.
+    package static func refine(_ code: CURLcode, curlMessage: String?, headInProgress: Bool, gotStatus: Bool) -> CURLcode {
+        switch code {
+        case CURLE_UNSUPPORTED_PROTOCOL where !gotStatus:
+            return CURLE_WEIRD_SERVER_REPLY
+        case CURLE_RECV_ERROR where curlMessage?.contains("chunked-encoding") == true,
+             CURLE_RECV_ERROR where curlMessage?.contains("response headers") == true:
+            return CURLE_WEIRD_SERVER_REPLY
+        case CURLE_OUT_OF_MEMORY where headInProgress:
+            return CURLE_WEIRD_SERVER_REPLY
+        default:
+            return code
+        }
     }
 
     /// One row per CURLcode that HTTP(S) can produce.
-    static func urlErrorCode(for code: CURLcode, tlsVerifyResult: Int = 0) -> Int {
+    package static func urlErrorCode(for code: CURLcode, tlsVerifyResult: Int = 0) -> Int {
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_NOT_BUILT_IN:
             return NSURLErrorUnsupportedURL
@@ -99,7 +113,7 @@ enum TransportErrors {
 
     /// OpenSSL's X509_V_ERR_* value (CURLINFO_SSL_VERIFYRESULT) refines an
     /// untrusted certificate into Apple's finer codes.
-    static func certificateErrorCode(forVerifyResult result: Int) -> Int {
+    package static func certificateErrorCode(forVerifyResult result: Int) -> Int {
         switch result {
         case 9, 10:          // X509_V_ERR_CERT_NOT_YET_VALID, X509_V_ERR_CERT_HAS_EXPIRED
             return NSURLErrorServerCertificateHasBadDate
@@ -112,18 +126,17 @@ enum TransportErrors {
         }
     }
 
-    static func make(_ code: Int, url: URL?, underlying: NSError?, description: String? = nil) -> NSError {
+    package static func make(_ code: Int, url: URL?, underlying: NSError?, description: String? = nil) -> NSError {
         var info: [String: Any] = [NSLocalizedDescriptionKey: description ?? localizedDescription(for: code)]
         if let url {
             info[NSURLErrorFailingURLErrorKey] = url
-            info[NSURLErrorFailingURLStringErrorKey] = url.absoluteString
         }
         if let underlying { info[NSUnderlyingErrorKey] = underlying }
         return NSError(domain: NSURLErrorDomain, code: code, userInfo: info)
     }
 
     /// Apple's wording for each code, so messages read the same as on Darwin.
-    static func localizedDescription(for code: Int) -> String {
+    package static func localizedDescription(for code: Int) -> String {
         switch code {
         case NSURLErrorCancelled: return "cancelled"
         case NSURLErrorBadURL: return "unsupported URL"
@@ -148,5 +161,19 @@ enum TransportErrors {
         case NSURLErrorCannotLoadFromNetwork: return "The request could not be started."
         default: return "An unknown error occurred."
         }
+    }
+}
+
+extension TransportErrors {
+    /// The error a request fails with when its transfer could not even be
+    /// built: the request's own problem (already an `NSURLErrorDomain` error),
+    /// or libcurl refusing an option.
+    package static func error(forUnbuildableTransfer error: any Error, url: URL?) -> NSError {
+        if let refused = error as? CurlOptionError {
+            return make(urlErrorCode(for: refused.code), url: url, underlying: nil, description: "\(refused)")
+        }
+        let nsError = error as NSError
+        if nsError.domain == NSURLErrorDomain { return nsError }
+        return make(NSURLErrorCannotLoadFromNetwork, url: url, underlying: nsError, description: "\(error)")
     }
 }

@@ -3,11 +3,11 @@ import CAFOpenSSL
 import Foundation
 
 extension Transfer {
-    /// Installs the operation's security policy inside OpenSSL's certificate
+    /// Installs the owner's certificate evaluator inside OpenSSL's certificate
     /// verification for every connection this transfer opens, so a server the
-    /// policy rejects never receives a request byte.
+    /// evaluator rejects never receives a request byte.
     func configurePolicyVerification(_ userdata: UnsafeMutableRawPointer) throws {
-        guard options.tls.policy != nil else { return }
+        guard options.tls.evaluator != nil else { return }
         try cafcurl_easy_setopt_ssl_ctx_function(easy.raw, transferSSLContextCallback).check("TLS context callback")
         try easy.set(CURLOPT_SSL_CTX_DATA, pointer: userdata)
         // A resumed session skips certificate verification: never resume.
@@ -15,9 +15,10 @@ extension Transfer {
     }
 
     /// OpenSSL's verification step for one connection: the chain the server
-    /// sent, judged by the policy. Network thread, inside the handshake.
+    /// sent, judged by the evaluator. Network thread, inside the handshake.
     func verifyPeer(_ storeContext: OpaquePointer) -> Bool {
-        guard let policy = options.tls.policy else { return false }
+        NetworkThread.assertCurrent()
+        guard let evaluator = options.tls.evaluator else { return false }
         let count = min(Int(cafssl_store_ctx_peer_count(storeContext)), 64)
         var chain: [Data] = []
         chain.reserveCapacity(count)
@@ -37,7 +38,7 @@ extension Transfer {
             ?? easy.info(string: CURLINFO_EFFECTIVE_URL).flatMap { URL(string: $0)?.host }
             ?? options.request.url?.host
             ?? ""
-        if let rejection = policy.evaluate(peerChainDER: chain, host: host) {
+        if let rejection = evaluator.evaluate(peerChainDER: chain, host: host) {
             abortReason = .certificateRejected(rejection)
             cafssl_store_ctx_reject(storeContext)
             return false

@@ -5,13 +5,14 @@ import FoundationNetworking
 #endif
 
 extension Transfer {
-    /// Maps the `URLRequest` onto the easy handle. Throws if libcurl refuses an
-    /// option, so the request fails with a reason instead of the process.
+    /// Maps the `URLRequest` onto the easy handle. Throws an `NSError` for a
+    /// request that must not be sent as it is, and a `CurlOptionError` if
+    /// libcurl refuses an option, so the request fails with a reason instead
+    /// of the process.
     func configure() throws {
         let request = options.request
-        guard let url = request.url else {
-            throw CurlOptionError(code: CURLE_URL_MALFORMAT, what: "a request without a URL")
-        }
+        let url = try RequestValidation.targetURL(of: request).get()
+        if let problem = RequestValidation.headerProblem(in: request, url: url) { throw problem }
         let userdata = Unmanaged.passUnretained(self).toOpaque()
 
         try easy.set(CURLOPT_URL, url.absoluteString)
@@ -24,7 +25,7 @@ extension Transfer {
         try easy.set(CURLOPT_PRIVATE, pointer: userdata)
         try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
 
-        // Redirects are followed by the operation, one transfer per hop, so the
+        // Redirects are followed by the library, one transfer per hop, so the
         // redirect block, cookies, credentials and the security policy see each.
         try easy.set(CURLOPT_FOLLOWLOCATION, false)
         // Idle time is watched by the engine (NSURLRequest semantics); curl only
@@ -39,7 +40,7 @@ extension Transfer {
         try configureTLS()
         try configurePolicyVerification(userdata)
         try configureCredentials()
-        try configureMethodAndBody(request)
+        try configureMethodAndBody(request, userdata: userdata)
         try easy.setHeaders(headerLines(for: request))
 
         try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_WRITEFUNCTION, transferWriteCallback).check("write callback")
@@ -69,24 +70,22 @@ extension Transfer {
         if let directory = options.tls.caDirectory { try easy.set(CURLOPT_CAPATH, directory) }
     }
 
-    private func configureMethodAndBody(_ request: URLRequest) throws {
+    private func configureMethodAndBody(_ request: URLRequest, userdata: UnsafeMutableRawPointer) throws {
         let method = (request.httpMethod ?? "GET").uppercased()
-        let userdata = Unmanaged.passUnretained(self).toOpaque()
         if let stream = request.httpBodyStream {
-            bodyStream = stream
-            stream.open()
-            if stream.streamStatus == .error {
-                abortReason = .bodyStreamFailed(stream.streamError)
-                throw CurlOptionError(code: CURLE_READ_ERROR, what: "the request body stream, which could not be opened")
+            let declared = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) } ?? -1
+            // Read off the network thread, a bounded amount ahead of curl.
+            bodyPump = RequestBodyPump(stream: stream, declaredLength: declared) { [weak self] in
+                guard let self else { return }
+                NetworkEngine.shared.resumeSending(self)
             }
             try easy.set(CURLOPT_POST, true)
-            declaredBodyLength = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) } ?? -1
             // -1 makes curl send the body chunked when the caller gave no length.
-            try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, size: declaredBodyLength)
+            try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, size: declared)
             try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_READFUNCTION, transferReadCallback).check("read callback")
             try easy.set(CURLOPT_READDATA, pointer: userdata)
-            // A redirect (307/308) or an authentication retry sends the body
-            // again: curl asks to rewind, and a re-creatable stream is rebuilt.
+            // A connection that died before the answer, or Digest's second
+            // round, sends the body again: curl asks to rewind.
             try cafcurl_easy_setopt_seek_function(easy.raw, transferSeekCallback).check("seek callback")
             try easy.set(CURLOPT_SEEKDATA, pointer: userdata)
         } else if let body = request.httpBody {
@@ -100,6 +99,8 @@ extension Transfer {
                 let status = cafcurl_easy_setopt_string(easy.raw, CURLOPT_COPYPOSTFIELDS, pointer)
                 try status.check("request body")
             }
+            // curl calls nothing else while it sends an in-memory body: the
+            // progress tick is what keeps a long upload from looking idle.
             try installProgressCallback(userdata)
         } else if method == "HEAD" {
             try easy.set(CURLOPT_NOBODY, true)
@@ -118,20 +119,18 @@ extension Transfer {
         try easy.set(CURLOPT_NOPROGRESS, false)
     }
 
-    /// The request's own header fields, plus removals of the headers curl would
-    /// otherwise add on its own and Foundation does not send.
+    /// The request's own header fields (already checked by `RequestValidation`),
+    /// plus removals of the headers curl would otherwise add on its own and
+    /// Foundation does not send.
     private func headerLines(for request: URLRequest) -> [String] {
         var lines: [String] = []
-        var present = Set<String>()
+        var sendsExpect = false
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
-            // CR or LF in a header would let a value smuggle in another header.
-            guard !name.contains(where: { $0 == "\r" || $0 == "\n" || $0 == ":" }),
-                  !value.contains(where: { $0 == "\r" || $0 == "\n" }) else { continue }
-            present.insert(name.lowercased())
+            if !sendsExpect, name.utf8.count == 6, name.lowercased() == "expect" { sendsExpect = true }
             // "Name;" is curl's spelling for a header with an empty value.
             lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
-        if !present.contains("expect") { lines.append("Expect:") }
+        if !sendsExpect { lines.append("Expect:") }
         return lines
     }
 }
@@ -155,7 +154,7 @@ private let transferHeaderCallback: @convention(c) (UnsafeMutablePointer<CChar>?
 }
 
 private let transferReadCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { buffer, size, count, userdata in
-    guard let userdata else { return Int(CURL_READFUNC_ABORT) }
+    guard let userdata else { return CAFCURL_READFUNC_ABORT }
     let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
     return transfer.readBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
 }

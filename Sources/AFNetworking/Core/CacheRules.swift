@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -24,17 +25,31 @@ enum CacheRules {
 
     /// A response fetched under one security policy is never served to a
     /// request under another (a cache hit would skip the handshake's checks).
+    ///
+    /// swift-corelibs-foundation's `URLCache` keys entries by host, port and
+    /// path only (not the scheme or the query), so it may return another URL's
+    /// entry: an entry only counts when its response is for exactly this URL.
     private static func cachedResponse(for request: URLRequest, in cache: URLCache, policy: SecurityPolicy) -> CachedURLResponse? {
-        guard let cached = cache.cachedResponse(for: request) else { return nil }
+        guard let cached = cache.cachedResponse(for: request),
+              let storedURL = cached.response.url, let wanted = request.url,
+              storedURL.absoluteString == wanted.absoluteString else { return nil }
         let tag = cached.userInfo?[policyKey] as? String ?? "standard"
         return tag == policyTag(policy) ? cached : nil
     }
 
-    static func plan(for request: URLRequest, cache: URLCache, policy: SecurityPolicy, now: Date = Date()) -> Plan {
-        guard (request.httpMethod ?? "GET").uppercased() == "GET", request.value(forHTTPHeaderField: "Range") == nil else { return .load }
+    /// Whether `URLCache` may answer the request at all: a GET that is not
+    /// ranged and whose policy does not ignore the local cache.
+    static func mayConsultCache(for request: URLRequest) -> Bool {
         switch request.cachePolicy {
-        case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData:
-            return .load
+        case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData: return false
+        default: break
+        }
+        return (request.httpMethod ?? "GET").uppercased() == "GET" && request.value(forHTTPHeaderField: "Range") == nil
+    }
+
+    static func plan(for request: URLRequest, cache: URLCache, policy: SecurityPolicy, now: Date = Date()) -> Plan {
+        guard mayConsultCache(for: request) else { return .load }
+        switch request.cachePolicy {
         case .returnCacheDataDontLoad:
             if let cached = cachedResponse(for: request, in: cache, policy: policy) { return .useCached(cached) }
             return .fail(TransportErrors.make(NSURLErrorResourceUnavailable, url: request.url, underlying: nil,
@@ -51,6 +66,16 @@ enum CacheRules {
             if let conditional = conditionalRequest(request, validating: response) { return .revalidate(cached, conditional) }
             return .load
         }
+    }
+
+    /// A cheap test on the raw response head, so the common uncacheable case
+    /// costs nothing: a GET answered 200 with validators or a lifetime, not
+    /// `no-store`, for a request that does not bypass the cache.
+    static func mayStore(_ head: ReceivedResponse, for request: URLRequest) -> Bool {
+        guard head.statusCode == 200, request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData,
+              (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
+        if head.value(forField: "cache-control")?.lowercased().contains("no-store") == true { return false }
+        return ["cache-control", "expires", "etag", "last-modified"].contains { head.value(forField: $0) != nil }
     }
 
     /// Whether a response may be stored for this request.

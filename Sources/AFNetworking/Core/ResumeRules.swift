@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -48,6 +49,11 @@ enum ResumeRules {
     private static func firstByte(of contentRange: String) -> Int64? {
         guard let spec = contentRange.split(separator: " ").last, let dash = spec.firstIndex(of: "-") else { return nil }
         return Int64(spec[..<dash])
+    }
+
+    /// The full length of the entity a 206 answers with (Content-Range's total).
+    static func completeLength(of response: ReceivedResponse) -> Int64? {
+        response.value(forField: "content-range").flatMap(completeLength(of:))
     }
 
     /// "bytes */200" or "bytes 0-199/200" → 200.

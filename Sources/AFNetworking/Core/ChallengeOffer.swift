@@ -1,0 +1,66 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a 401/407 offers: the strongest scheme this library speaks, and its realm.
+struct ChallengeOffer {
+    let scheme: TransferCredentials.Scheme
+    let realm: String?
+
+    static func parse(_ response: ReceivedResponse, forProxy: Bool) -> ChallengeOffer? {
+        let values = response.values(forField: forProxy ? "proxy-authenticate" : "www-authenticate")
+        var basic: ChallengeOffer?
+        for value in values {
+            let lowered = value.lowercased()
+            if lowered.hasPrefix("digest") {
+                return ChallengeOffer(scheme: .digest, realm: realm(in: value))
+            }
+            if lowered.hasPrefix("basic"), basic == nil {
+                basic = ChallengeOffer(scheme: .basic, realm: realm(in: value))
+            }
+        }
+        return basic
+    }
+
+    private static func realm(in value: String) -> String? {
+        guard let range = value.range(of: "realm=", options: .caseInsensitive) else { return nil }
+        var rest = value[range.upperBound...]
+        if rest.first == "\"" {
+            rest = rest.dropFirst()
+            return String(rest.prefix { $0 != "\"" })
+        }
+        return String(rest.prefix { $0 != "," && $0 != " " })
+    }
+
+    func protectionSpace(for url: URL?, forProxy: Bool) -> URLProtectionSpace? {
+        guard let url, let host = url.host else { return nil }
+        let scheme = url.scheme?.lowercased() ?? "http"
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        let method = self.scheme == .digest ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic
+        if forProxy {
+            return URLProtectionSpace(proxyHost: host, port: port, type: NSURLProtectionSpaceHTTPProxy, realm: realm, authenticationMethod: method)
+        }
+        return URLProtectionSpace(host: host, port: port, protocol: scheme, realm: realm, authenticationMethod: method)
+    }
+}
+
+/// Looks credentials up in a `URLCredentialStorage` by the protection space's
+/// fields. swift-corelibs-foundation's `URLProtectionSpace` equality compares
+/// identity, so `defaultCredential(for:)` only finds the very instance a
+/// credential was stored with.
+enum StoredCredentials {
+    static func defaultCredential(for space: URLProtectionSpace, in storage: URLCredentialStorage = .shared) -> URLCredential? {
+        for (stored, credentials) in storage.allCredentials where matches(stored, space) {
+            return storage.defaultCredential(for: stored) ?? credentials.values.first
+        }
+        return nil
+    }
+
+    private static func matches(_ lhs: URLProtectionSpace, _ rhs: URLProtectionSpace) -> Bool {
+        lhs.host.lowercased() == rhs.host.lowercased() && lhs.port == rhs.port
+            && lhs.protocol?.lowercased() == rhs.protocol?.lowercased() && lhs.realm == rhs.realm
+            && lhs.authenticationMethod == rhs.authenticationMethod && lhs.isProxy() == rhs.isProxy()
+    }
+}

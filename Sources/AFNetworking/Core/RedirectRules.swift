@@ -1,0 +1,48 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a redirected request is made from the one that was redirected, as
+/// browsers and NSURLConnection do it. Pure: a body stream is kept as is (the
+/// adapter sends a fresh copy; copying runs caller code).
+enum RedirectRules {
+    static func request(following response: ReceivedResponse, from request: URLRequest) -> Result<URLRequest, NSError> {
+        guard let target = response.redirectURL, let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return .failure(TransportErrors.make(NSURLErrorUnsupportedURL, url: response.redirectURL ?? response.url, underlying: nil,
+                                                 description: "A redirect may only lead to an http or https URL."))
+        }
+        var next = request
+        next.url = target
+        let method = (request.httpMethod ?? "GET").uppercased()
+        let becomesGET: Bool
+        switch response.statusCode {
+        case 303: becomesGET = method != "GET" && method != "HEAD"
+        case 301, 302: becomesGET = method == "POST"
+        default: becomesGET = false   // 307, 308 keep the method and the body
+        }
+        if becomesGET {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.httpBodyStream = nil
+            for name in ["Content-Type", "Content-Length", "Transfer-Encoding"] { next.setValue(nil, forHTTPHeaderField: name) }
+        }
+        if !sameOrigin(request.url, target) {
+            // Credentials and cookies meant for one origin never go to another.
+            for name in ["Authorization", "Proxy-Authorization", "Cookie"] { next.setValue(nil, forHTTPHeaderField: name) }
+        }
+        return .success(next)
+    }
+
+    static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
+        guard let lhs, let rhs else { return false }
+        return lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
+            && lhs.host?.lowercased() == rhs.host?.lowercased()
+            && effectivePort(lhs) == effectivePort(rhs)
+    }
+
+    private static func effectivePort(_ url: URL) -> Int? {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+    }
+}

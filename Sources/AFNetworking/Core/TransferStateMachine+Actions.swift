@@ -1,0 +1,124 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the machine asks its adapter to do, and what it hands over.
+extension TransferStateMachine {
+    enum Action {
+        case none
+        /// Consult the cache for this request; report `cacheLookupFinished`.
+        case lookUpCache(URLRequest)
+        /// Build and submit the transfer for a hop.
+        case startTransfer(HopStart)
+        /// Abort the transfer with this tag (pause): nothing else happens.
+        case abort(tag: UInt64)
+        /// Abort the transfer with this tag, then deliver (cancel mid-transfer).
+        case abortAndDeliver(tag: UInt64, Outcome)
+        /// Ask the redirect decider; report `redirectDecided`.
+        case askRedirect(RedirectQuestion)
+        /// Ask the challenge decider; report `challengeAnswered`.
+        case askChallenge(ChallengeQuestion)
+        /// Finish the output, then report `outputFinished`.
+        case deliver(Outcome)
+    }
+
+    /// The request and credentials of a new hop, plus what the previous hop
+    /// leaves to do first (off the network thread, before the hop's cookies
+    /// are read).
+    struct HopStart {
+        let tag: UInt64
+        let request: URLRequest
+        let credentials: TransferCredentials?
+        let effects: FollowUpEffects
+        /// The request's body stream was consumed by an earlier hop: the
+        /// adapter sends a fresh copy of it (or fails the hop when it cannot
+        /// be copied). Copying runs caller code, so it is not done here.
+        let needsFreshBodyStream: Bool
+    }
+
+    /// Side effects of a decided follow-up.
+    struct FollowUpEffects {
+        /// Cookies the 3xx/401 set, for the request that got it.
+        var storeCookies: (response: ReceivedResponse, request: URLRequest)?
+        /// A credential to remember (its persistence allows it) for this space.
+        var storeCredential: (credential: URLCredential, space: URLProtectionSpace)?
+    }
+
+    struct RedirectQuestion {
+        let token: UInt64
+        let response: ReceivedResponse
+        let proposed: URLRequest
+    }
+
+    struct ChallengeQuestion {
+        let token: UInt64
+        let response: ReceivedResponse
+        let protectionSpace: URLProtectionSpace
+        let previousFailureCount: Int
+    }
+
+    /// A response as the request ends with it: from the network (built into
+    /// an `HTTPURLResponse` only when asked), or from `URLCache`.
+    enum ResponseValue {
+        case received(ReceivedResponse)
+        case cached(CachedURLResponse)
+    }
+
+    /// How a request ended.
+    struct Outcome {
+        var response: ResponseValue?
+        var error: NSError?
+        /// The body, when the output is memory.
+        var memoryBody: Data?
+        /// Bytes the adapter must still write to its output stream (a cached
+        /// entry, a declined redirect's body) before it closes it.
+        var bodyToWrite: Data?
+        /// Bytes of the entity in the output.
+        var entityBytes: Int64 = 0
+        /// The request of the last hop (cookies of the final response belong to its URL).
+        var finalRequest: URLRequest?
+        /// The journey's request (the cache key, the cache policy).
+        var originalRequest: URLRequest?
+        /// Whether the answer came from `URLCache` (and is not stored again).
+        var servedFromCache = false
+
+        init(failure error: NSError, response: ResponseValue? = nil, request: URLRequest, journey: Journey? = nil) {
+            self.error = error
+            self.response = response ?? journey?.lastResponse
+            memoryBody = journey?.output.memory
+            entityBytes = journey?.output.entityBytes ?? 0
+            finalRequest = request
+            originalRequest = journey?.request ?? request
+        }
+
+        init(success response: ResponseValue, request: URLRequest, journey: Journey) {
+            self.response = response
+            memoryBody = journey.output.memory
+            entityBytes = journey.output.entityBytes
+            finalRequest = request
+            originalRequest = journey.request
+        }
+
+        init(cached: CachedURLResponse, journey: Journey) {
+            response = .cached(cached)
+            servedFromCache = true
+            if journey.output.memory != nil {
+                memoryBody = cached.data
+            } else {
+                bodyToWrite = cached.data
+            }
+            entityBytes = Int64(cached.data.count)
+            originalRequest = journey.request
+        }
+
+        /// An outcome restored from an archive.
+        init(restoredResponse: URLResponse?, error: NSError?, body: Data?) {
+            response = restoredResponse.map { .cached(CachedURLResponse(response: $0, data: body ?? Data())) }
+            self.error = error
+            memoryBody = body
+            entityBytes = Int64(body?.count ?? 0)
+        }
+    }
+}

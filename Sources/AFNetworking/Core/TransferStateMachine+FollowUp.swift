@@ -1,0 +1,67 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Answers to the follow-up questions (redirect, challenge). An answer whose
+/// token is not the pending question's (the request was cancelled, paused or
+/// moved on meanwhile) changes nothing.
+extension TransferStateMachine {
+    /// How a challenge was answered. (`performDefaultHandling` is resolved by
+    /// the adapter into one of these: it needs the credential storage.)
+    enum ChallengeAnswer {
+        case use(URLCredential)
+        /// No credential: the 401/407 becomes the response.
+        case continueWithoutCredential
+        case cancel
+    }
+
+    /// The redirect decider's answer: the request to send next, or nil to
+    /// stop at the redirect (it becomes the response, its body the output).
+    mutating func redirectDecided(token: UInt64, _ next: URLRequest?) -> Action {
+        guard case .awaitingFollowUp(var journey, let followUp) = state, followUp.token == token,
+              case .redirect = followUp.kind else { return .none }
+        guard let next else {
+            return declineFollowUp(journey, hop: followUp.hop, response: followUp.response)
+        }
+        journey.redirects += 1
+        journey.authenticationFailures = 0
+        journey.lastResponse = .received(followUp.response)
+        var effects = FollowUpEffects()
+        effects.storeCookies = (followUp.response, followUp.hop.request)
+        return startHop(journey, request: next, credentials: nil, revalidates: false, after: effects)
+    }
+
+    /// The challenge decider's answer.
+    mutating func challengeAnswered(token: UInt64, _ answer: ChallengeAnswer) -> Action {
+        guard case .awaitingFollowUp(var journey, let followUp) = state, followUp.token == token,
+              case .challenge(let offer, let space, let forProxy) = followUp.kind else { return .none }
+        let request = followUp.hop.request
+        switch answer {
+        case .cancel:
+            return deliver(Outcome(failure: Self.cancellationError(for: request), response: .received(followUp.response),
+                                   request: request, journey: journey))
+        case .continueWithoutCredential:
+            return declineFollowUp(journey, hop: followUp.hop, response: followUp.response)
+        case .use(let credential):
+            guard let user = credential.user, let password = credential.password else {
+                return declineFollowUp(journey, hop: followUp.hop, response: followUp.response)
+            }
+            journey.authenticationFailures += 1
+            var effects = FollowUpEffects()
+            effects.storeCookies = (followUp.response, request)
+            if credential.persistence != .none { effects.storeCredential = (credential, space) }
+            let credentials = TransferCredentials(user: user, password: password, scheme: offer.scheme, forProxy: forProxy)
+            return startHop(journey, request: request, credentials: credentials, revalidates: false, after: effects)
+        }
+    }
+
+    /// The protection space and failure count of the pending challenge with
+    /// `token` (the adapter resolves default handling with them).
+    func pendingChallenge(token: UInt64) -> (space: URLProtectionSpace, failures: Int)? {
+        guard case .awaitingFollowUp(let journey, let followUp) = state, followUp.token == token,
+              case .challenge(_, let space, _) = followUp.kind else { return nil }
+        return (space, journey.authenticationFailures)
+    }
+}

@@ -1,0 +1,229 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Reports from the current hop's transfer. These run on the network thread
+/// (under the adapter's lock), so they only decide: no I/O, no user code.
+extension TransferStateMachine {
+    /// What the adapter does with a response head.
+    enum HeadAction {
+        /// Let the body flow to `route`; `restartOutput` asks the adapter to
+        /// empty its output stream first (a resumed request answered with the
+        /// whole entity).
+        case proceed(BodyRoute, restartOutput: Bool)
+        /// Refuse the response (the transfer aborts with this error) and
+        /// deliver `outcome`.
+        case refuse(NSError, Outcome)
+        /// A transfer that is no longer current: refuse it.
+        case ignore
+    }
+
+    /// What the adapter does with a piece of body.
+    enum BodyAction {
+        /// Held or kept here (memory output, held or aside body); nothing to do.
+        case kept
+        /// Kept in memory as output: report progress.
+        case keptWithProgress(Progress)
+        /// Output for the adapter's stream: write the bytes, then report progress.
+        case forward(Progress)
+        /// Not current: refuse.
+        case refuse
+    }
+
+    /// Download progress: this piece, the entity's bytes so far (a resume
+    /// offset included) and its full length (-1 when unknown).
+    struct Progress: Equatable {
+        let bytes: Int
+        let total: Int64
+        let expected: Int64
+    }
+
+    // MARK: - Head
+
+    mutating func headReceived(_ tag: UInt64, _ response: ReceivedResponse) -> HeadAction {
+        guard case .running(var journey, var hop) = state, hop.tag == tag else { return .ignore }
+        state = .modifying
+        // A second head of the same hop (curl answering Digest's challenge
+        // itself) replaces the first and whatever it held.
+        hop.response = response
+        hop.heldBody = Data()
+        var restartOutput = false
+        if mayFollowUp(response, hop: hop) {
+            hop.route = .held
+        } else if hop.revalidates && response.statusCode == 304 {
+            hop.route = .discard
+        } else if let offset = hop.resumeOffset {
+            switch ResumeRules.decide(statusCode: response.statusCode, contentRange: response.value(forField: "content-range"), offset: offset) {
+            case .append:
+                hop.route = .output
+                journey.output.responseBeforeResume = nil
+                journey.output.entityBytes = offset
+                journey.output.expectedLength = ResumeRules.completeLength(of: response) ?? -1
+            case .restart:
+                hop.route = .output
+                restartOutput = true
+                journey.output.restart()
+                journey.output.expectedLength = response.expectedContentLength
+            case .alreadyComplete:
+                hop.route = .discard
+            case .fail(let reason):
+                let error = TransportErrors.make(NSURLErrorBadServerResponse, url: hop.request.url, underlying: nil,
+                                                 description: "The download could not be resumed: \(reason).")
+                let outcome = Outcome(failure: error, response: .received(response), request: hop.request, journey: journey)
+                state = .delivering(outcome)
+                return .refuse(error, outcome)
+            case .notApplicable:
+                // An error status: its body is not part of the entity.
+                hop.route = .aside
+            }
+        } else {
+            hop.route = .output
+            if journey.output.entityBytes > 0 {
+                // The whole entity again (a resume without Range): start over.
+                restartOutput = true
+                journey.output.restart()
+            }
+            journey.output.expectedLength = response.expectedContentLength
+        }
+        state = .running(journey, hop)
+        return .proceed(hop.route, restartOutput: restartOutput)
+    }
+
+    /// Redirects and challenges may lead to another request; their bodies
+    /// wait aside instead of reaching the output.
+    private func mayFollowUp(_ response: ReceivedResponse, hop: Hop) -> Bool {
+        switch response.statusCode {
+        // curl resolves the target only once the transfer is done, so while
+        // the body arrives the Location header is what tells.
+        case 301, 302, 303, 307, 308: return response.value(forField: "location") != nil
+        case 401, 407: return true
+        default: return false
+        }
+    }
+
+    // MARK: - Body
+
+    mutating func bodyReceived(_ tag: UInt64, _ bytes: UnsafeRawBufferPointer) -> BodyAction {
+        guard case .running(var journey, var hop) = state, hop.tag == tag else { return .refuse }
+        switch hop.route {
+        case .discard:
+            return .kept
+        case .held, .aside:
+            let room = configuration.heldBodyLimit - hop.heldBody.count
+            guard room > 0 else { return .kept }
+            state = .modifying
+            hop.heldBody.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(room)))
+            state = .running(journey, hop)
+            return .kept
+        case .output:
+            state = .modifying
+            journey.output.entityBytes += Int64(bytes.count)
+            let progress = Progress(bytes: bytes.count, total: journey.output.entityBytes, expected: journey.output.expectedLength)
+            let inMemory = journey.output.memory != nil
+            if inMemory { journey.output.memory?.append(contentsOf: bytes) }
+            state = .running(journey, hop)
+            return inMemory ? .keptWithProgress(progress) : .forward(progress)
+        }
+    }
+
+    // MARK: - Completion
+
+    /// The current hop's transfer ended: the request's outcome, or a question
+    /// that decides the next hop.
+    mutating func transferCompleted(_ tag: UInt64, response: ReceivedResponse?, error: NSError?) -> Action {
+        guard case .running(var journey, var hop) = state, hop.tag == tag else { return .none }
+        if let error {
+            return deliver(Outcome(failure: error, response: response.map(ResponseValue.received), request: hop.request, journey: journey))
+        }
+        guard let response else {
+            // A complete exchange always has a head; the transport says so.
+            let error = TransportErrors.make(NSURLErrorBadServerResponse, url: hop.request.url, underlying: nil)
+            return deliver(Outcome(failure: error, request: hop.request, journey: journey))
+        }
+        if hop.response == nil {
+            // The transport reports every head first; keep the machine whole anyway.
+            state = .running(journey, hop)
+            _ = headReceived(tag, response)
+            guard case .running(let updatedJourney, let updatedHop) = state else { return outcomeAction() }
+            journey = updatedJourney
+            hop = updatedHop
+        }
+        if hop.revalidates && response.statusCode == 304, let cached = journey.revalidating {
+            return deliver(Outcome(cached: cached, journey: journey))
+        }
+        switch hop.route {
+        case .held:
+            return followUp(journey, hop: hop, response: response)
+        case .discard:
+            // A 416 confirming the whole entity is already here.
+            let earlier = journey.output.responseBeforeResume ?? journey.lastResponse?.received
+            return deliver(Outcome(success: earlier.map(ResponseValue.received) ?? .received(response), request: hop.request,
+                                   journey: journey))
+        case .aside:
+            var outcome = Outcome(success: .received(response), request: hop.request, journey: journey)
+            if outcome.memoryBody != nil { outcome.memoryBody = hop.heldBody }
+            return deliver(outcome)
+        case .output:
+            return deliver(Outcome(success: .received(response), request: hop.request, journey: journey))
+        }
+    }
+
+    /// After a head refused by the machine, the action for the state it left.
+    private func outcomeAction() -> Action {
+        if case .delivering(let outcome) = state { return .deliver(outcome) }
+        return .none
+    }
+
+    /// A redirect or challenge: the question for the adapter, or — when it
+    /// cannot be followed — the 3xx/401 itself as the outcome.
+    private mutating func followUp(_ journey: Journey, hop: Hop, response: ReceivedResponse) -> Action {
+        switch response.statusCode {
+        case 401, 407:
+            let forProxy = response.statusCode == 407
+            guard journey.authenticationFailures < configuration.maximumAuthenticationAttempts,
+                  let offer = ChallengeOffer.parse(response, forProxy: forProxy),
+                  let space = offer.protectionSpace(for: hop.request.url, forProxy: forProxy) else {
+                return declineFollowUp(journey, hop: hop, response: response)
+            }
+            let followUp = FollowUp(token: makeToken(), kind: .challenge(offer, space, forProxy: forProxy), response: response,
+                                    body: hop.heldBody, hop: hop)
+            state = .awaitingFollowUp(journey, followUp)
+            return .askChallenge(ChallengeQuestion(token: followUp.token, response: response, protectionSpace: space,
+                                                   previousFailureCount: journey.authenticationFailures))
+        default:
+            guard journey.redirects < configuration.maximumRedirects else {
+                let error = TransportErrors.make(NSURLErrorHTTPTooManyRedirects, url: response.url, underlying: nil)
+                return deliver(Outcome(failure: error, response: .received(response), request: hop.request, journey: journey))
+            }
+            switch RedirectRules.request(following: response, from: hop.request) {
+            case .failure(let error):
+                return deliver(Outcome(failure: error, response: .received(response), request: hop.request, journey: journey))
+            case .success(let proposed):
+                let followUp = FollowUp(token: makeToken(), kind: .redirect(proposed: proposed), response: response,
+                                        body: hop.heldBody, hop: hop)
+                state = .awaitingFollowUp(journey, followUp)
+                return .askRedirect(RedirectQuestion(token: followUp.token, response: response, proposed: proposed))
+            }
+        }
+    }
+
+    /// The 3xx/401/407 becomes the result, its held body the output.
+    mutating func declineFollowUp(_ journey: Journey, hop: Hop, response: ReceivedResponse) -> Action {
+        var journey = journey
+        journey.output.restart()
+        journey.output.memory?.append(hop.heldBody)
+        journey.output.entityBytes = Int64(hop.heldBody.count)
+        var outcome = Outcome(success: .received(response), request: hop.request, journey: journey)
+        if journey.output.memory == nil { outcome.bodyToWrite = hop.heldBody }
+        return deliver(outcome)
+    }
+}
+
+extension TransferStateMachine.ResponseValue {
+    var received: ReceivedResponse? {
+        if case .received(let response) = self { return response }
+        return nil
+    }
+}

@@ -1,0 +1,427 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The lifecycle of one request as AFNetworking runs it — waiting, consulting
+/// the cache, a transfer in flight, waiting for a redirect or challenge
+/// decision, paused, delivering, finished — as one value: events go in, the
+/// actions to perform come out. It does no I/O, takes no lock and knows
+/// nothing of `Operation` or `URLSessionTask`: an adapter keeps it behind a
+/// lock, feeds it events, and performs the returned actions after unlocking.
+///
+/// Every transfer it asks for carries a tag; a report from a transfer whose
+/// tag is not the current hop's (cancelled, paused, superseded) is ignored
+/// here, once, rather than by guards in each handler.
+struct TransferStateMachine {
+    /// Fixed for the machine's life.
+    struct Configuration {
+        /// Whether `URLCache` rules apply (the adapter has a cache to consult).
+        var consultsCache = true
+        /// CFNetwork's limit; the next redirect fails with NSURLErrorHTTPTooManyRedirects.
+        var maximumRedirects = 16
+        /// Answers to challenges of one hop chain before the 401/407 is delivered
+        /// as the response, so a block that keeps offering a wrong credential cannot loop.
+        var maximumAuthenticationAttempts = 8
+        /// Bodies of responses that may be followed up (redirects, challenges)
+        /// are small in practice; past this they are cut rather than held without bound.
+        var heldBodyLimit = 1 << 20
+    }
+
+    /// Where the body of a response goes.
+    enum BodyRoute: Equatable {
+        /// The entity: into the output (memory here, or the adapter's stream).
+        case output
+        /// A redirect's or a challenge's body, held until the follow-up is decided.
+        case held
+        /// An error answer to a resumed request: kept apart so the part of the
+        /// entity already in the output stays intact.
+        case aside
+        /// Not part of anything (a 304 confirming a cached entry, a 416 for a
+        /// body that is already complete).
+        case discard
+    }
+
+    /// One request on the wire.
+    struct Hop {
+        /// Names this hop's transfer (`TransferOptions.tag`).
+        let tag: UInt64
+        /// The request as decided here (cookies are added by the adapter).
+        let request: URLRequest
+        let credentials: TransferCredentials?
+        /// The `Range: bytes=N-` offset this hop asks for, if it resumes.
+        let resumeOffset: Int64?
+        /// Whether it asks the server to confirm `Journey.revalidating`.
+        let revalidates: Bool
+        /// The latest response head of this hop.
+        var response: ReceivedResponse?
+        var route: BodyRoute = .output
+        /// The held or aside body.
+        var heldBody = Data()
+    }
+
+    /// What carries over from hop to hop until the request ends or pauses.
+    struct Journey {
+        /// The request the journey started from (the adapter's `request`).
+        let request: URLRequest
+        var redirects = 0
+        var authenticationFailures = 0
+        /// The cached entry a conditional hop is revalidating.
+        var revalidating: CachedURLResponse?
+        var output: Output
+        /// What `response` shows between hops.
+        var lastResponse: ResponseValue?
+    }
+
+    /// The body written so far, across pauses.
+    struct Output {
+        /// The body itself when the adapter keeps it in memory; nil when it
+        /// streams the body to an `OutputStream` (then only counted here).
+        var memory: Data?
+        /// Bytes of the current entity in the output, a resume offset included.
+        var entityBytes: Int64 = 0
+        /// The entity's full length (Content-Length, or Content-Range's total), -1 when unknown.
+        var expectedLength: Int64 = -1
+        /// The response that stands if a resumed request finds the body complete (416).
+        var responseBeforeResume: ReceivedResponse?
+
+        init(inMemory: Bool) { memory = inMemory ? Data() : nil }
+    }
+
+    /// A follow-up question the adapter must get answered.
+    struct FollowUp {
+        enum Kind {
+            case redirect(proposed: URLRequest)
+            case challenge(ChallengeOffer, URLProtectionSpace, forProxy: Bool)
+        }
+        let token: UInt64
+        let kind: Kind
+        /// The 3xx / 401 / 407 and its body.
+        let response: ReceivedResponse
+        let body: Data
+        /// The hop that got it (its request is what a retry repeats).
+        let hop: Hop
+    }
+
+    enum State {
+        /// Not started. `cancelled`: cancel() came first; start() ends it.
+        case waiting(cancelled: Bool)
+        /// Paused before it ever ran; `started` once something asked it to start.
+        case pausedBeforeStart(started: Bool)
+        case lookingUpCache(Journey)
+        case running(Journey, Hop)
+        case awaitingFollowUp(Journey, FollowUp)
+        /// Paused after it ran: no transfer; `resume(with:)` continues the output.
+        case paused(Journey)
+        /// The outcome is decided; the adapter finishes the output (closing a
+        /// stream, moving a file), then reports `outputFinished`.
+        case delivering(Outcome)
+        /// The output is final; the adapter runs completion work (serializer,
+        /// blocks), then reports `completionFinished`.
+        case completing(Outcome)
+        case finished(Outcome)
+        /// Only while an event function rewrites the state in place (keeps
+        /// the body `Data` uniquely referenced, so appends never copy it).
+        case modifying
+    }
+
+    /// The coarse lifecycle adapters announce (KVO for operations, `state` for tasks).
+    enum Phase: Equatable {
+        case ready, executing, paused, finished
+    }
+
+    var state: State
+    let configuration: Configuration
+    private var nextTag: UInt64 = 0
+    private var nextToken: UInt64 = 0
+    /// Whether the body stays in memory (decided at start; see `Output`).
+    private var keepsBodyInMemory = true
+    /// The body stream an earlier hop handed to a transfer (consumed by it).
+    private var sentBodyStream: ObjectIdentifier?
+
+    init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        state = .waiting(cancelled: false)
+    }
+
+    /// A machine for an outcome restored from an archive (NSSecureCoding).
+    init(restoring outcome: Outcome, configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        state = .finished(outcome)
+    }
+
+    var phase: Phase {
+        switch state {
+        case .waiting: return .ready
+        case .pausedBeforeStart, .paused: return .paused
+        case .lookingUpCache, .running, .awaitingFollowUp, .delivering, .completing: return .executing
+        case .finished: return .finished
+        case .modifying: preconditionFailure("phase read while the state is being modified")
+        }
+    }
+
+    // MARK: - Starting
+
+    /// The adapter's `start()`: `request` is what to send now.
+    mutating func start(_ request: URLRequest, bodyInMemory: Bool) -> Action {
+        switch state {
+        case .waiting(cancelled: true):
+            return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
+        case .waiting(cancelled: false):
+            keepsBodyInMemory = bodyInMemory
+            return begin(Journey(request: request, output: Output(inMemory: bodyInMemory)))
+        case .pausedBeforeStart:
+            // It runs when resumed; the queue already counts it as started.
+            state = .pausedBeforeStart(started: true)
+            return .none
+        case .lookingUpCache, .running, .awaitingFollowUp, .paused, .delivering, .completing, .finished:
+            return .none
+        case .modifying:
+            preconditionFailure("start() while the state is being modified")
+        }
+    }
+
+    /// Opens a journey: through the cache when the request may be answered
+    /// from it, else straight to the network.
+    private mutating func begin(_ journey: Journey) -> Action {
+        if configuration.consultsCache && CacheRules.mayConsultCache(for: journey.request) {
+            state = .lookingUpCache(journey)
+            return .lookUpCache(journey.request)
+        }
+        return startHop(journey, request: journey.request, credentials: nil, revalidates: false)
+    }
+
+    /// What `URLCache` said about the journey's request.
+    mutating func cacheLookupFinished(_ plan: CacheRules.Plan) -> Action {
+        guard case .lookingUpCache(var journey) = state else {
+            // Cancelled or paused while the cache was consulted: moot.
+            return .none
+        }
+        switch plan {
+        case .load:
+            return startHop(journey, request: journey.request, credentials: nil, revalidates: false)
+        case .revalidate(let cached, let conditional):
+            journey.revalidating = cached
+            return startHop(journey, request: conditional, credentials: nil, revalidates: true)
+        case .useCached(let cached):
+            return deliver(Outcome(cached: cached, journey: journey))
+        case .fail(let error):
+            return deliver(Outcome(failure: error, request: journey.request))
+        }
+    }
+
+    /// A new hop of `journey` and the action that starts its transfer.
+    mutating func startHop(_ journey: Journey, request: URLRequest, credentials: TransferCredentials?, revalidates: Bool,
+                           after previous: FollowUpEffects = FollowUpEffects()) -> Action {
+        nextTag += 1
+        let hop = Hop(tag: nextTag, request: request, credentials: credentials,
+                      resumeOffset: ResumeRules.offset(of: request).flatMap { $0 > 0 ? $0 : nil }, revalidates: revalidates)
+        state = .running(journey, hop)
+        var needsFreshBodyStream = false
+        if let stream = request.httpBodyStream {
+            let identity = ObjectIdentifier(stream)
+            needsFreshBodyStream = sentBodyStream == identity
+            sentBodyStream = identity
+        }
+        return .startTransfer(HopStart(tag: hop.tag, request: request, credentials: credentials, effects: previous,
+                                       needsFreshBodyStream: needsFreshBodyStream))
+    }
+
+    /// The adapter could not build or submit the transfer for `tag`.
+    mutating func transferCouldNotStart(_ tag: UInt64, error: NSError) -> Action {
+        guard case .running(let journey, let hop) = state, hop.tag == tag else { return .none }
+        return deliver(Outcome(failure: error, request: hop.request, journey: journey))
+    }
+
+    /// Whether `tag` names the transfer the machine is waiting for.
+    func isCurrent(_ tag: UInt64) -> Bool {
+        if case .running(_, let hop) = state { return hop.tag == tag }
+        return false
+    }
+
+    // MARK: - Cancel, pause, resume
+
+    /// Ends the request with `NSURLErrorCancelled`, whatever it is doing.
+    /// `request` names the failing URL when nothing has started yet.
+    mutating func cancel(_ request: URLRequest) -> Action {
+        switch state {
+        case .waiting(cancelled: false):
+            state = .waiting(cancelled: true)
+            return .none
+        case .pausedBeforeStart(started: false):
+            // Back to waiting, so its queue starts it and start() ends it.
+            state = .waiting(cancelled: true)
+            return .none
+        case .pausedBeforeStart(started: true):
+            // Its queue already started it and waits for it to finish.
+            return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
+        case .lookingUpCache(let journey), .paused(let journey):
+            return deliver(Outcome(failure: Self.cancellationError(for: journey.request), request: journey.request, journey: journey))
+        case .awaitingFollowUp(let journey, let followUp):
+            return deliver(Outcome(failure: Self.cancellationError(for: followUp.hop.request), request: followUp.hop.request,
+                                   journey: journey))
+        case .running(let journey, let hop):
+            let outcome = Outcome(failure: Self.cancellationError(for: hop.request), request: hop.request, journey: journey)
+            _ = deliver(outcome)
+            return .abortAndDeliver(tag: hop.tag, outcome)
+        case .waiting(cancelled: true), .delivering, .completing, .finished:
+            return .none
+        case .modifying:
+            preconditionFailure("cancel() while the state is being modified")
+        }
+    }
+
+    /// The adapter's side failed (its output stream refused bytes): the
+    /// request ends with `error`, whatever it is doing.
+    mutating func fail(_ error: NSError) -> Action {
+        switch state {
+        case .lookingUpCache(let journey), .paused(let journey):
+            return deliver(Outcome(failure: error, request: journey.request, journey: journey))
+        case .awaitingFollowUp(let journey, let followUp):
+            return deliver(Outcome(failure: error, request: followUp.hop.request, journey: journey))
+        case .running(let journey, let hop):
+            let outcome = Outcome(failure: error, response: hop.response.map(ResponseValue.received), request: hop.request, journey: journey)
+            _ = deliver(outcome)
+            return .abortAndDeliver(tag: hop.tag, outcome)
+        case .waiting, .pausedBeforeStart, .delivering, .completing, .finished:
+            return .none
+        case .modifying:
+            preconditionFailure("fail() while the state is being modified")
+        }
+    }
+
+    /// Stops the request and keeps what arrived; `resume(with:)` continues.
+    mutating func pause() -> Action {
+        switch state {
+        case .waiting(cancelled: false):
+            state = .pausedBeforeStart(started: false)
+            return .none
+        case .lookingUpCache(let journey), .awaitingFollowUp(let journey, _):
+            state = .paused(journey.pausing())
+            return .none
+        case .running(let journey, let hop):
+            state = .paused(journey.pausing(during: hop))
+            return .abort(tag: hop.tag)
+        case .waiting(cancelled: true), .pausedBeforeStart, .paused, .delivering, .completing, .finished:
+            return .none
+        case .modifying:
+            preconditionFailure("pause() while the state is being modified")
+        }
+    }
+
+    /// Continues a paused request with `request` (the adapter's, which its
+    /// pause may have rewritten with `Range`). A request paused before it
+    /// ever ran goes back to waiting unless something already started it.
+    mutating func resume(with request: URLRequest) -> Action {
+        switch state {
+        case .pausedBeforeStart(started: false):
+            state = .waiting(cancelled: false)
+            return .none
+        case .pausedBeforeStart(started: true):
+            state = .waiting(cancelled: false)
+            return start(request, bodyInMemory: keepsBodyInMemory)
+        case .paused(let earlier):
+            var journey = Journey(request: request, output: earlier.output)
+            journey.lastResponse = earlier.lastResponse
+            if ResumeRules.offset(of: request) == nil {
+                // Without Range the server sends the entity from its start.
+                journey.output.restart()
+            }
+            state = .waiting(cancelled: false)
+            return begin(journey)
+        case .waiting, .lookingUpCache, .running, .awaitingFollowUp, .delivering, .completing, .finished:
+            return .none
+        case .modifying:
+            preconditionFailure("resume() while the state is being modified")
+        }
+    }
+
+    /// Bytes of the entity in the output (what a ranged resume skips).
+    var entityBytesInOutput: Int64 {
+        switch state {
+        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey):
+            return journey.output.entityBytes
+        case .delivering(let outcome), .completing(let outcome), .finished(let outcome):
+            return outcome.entityBytes
+        case .waiting, .pausedBeforeStart, .modifying:
+            return 0
+        }
+    }
+
+    // MARK: - Delivering
+
+    /// Moves to `.delivering` and tells the adapter to finish the output.
+    mutating func deliver(_ outcome: Outcome) -> Action {
+        state = .delivering(outcome)
+        return .deliver(outcome)
+    }
+
+    /// The adapter finished the output (possibly turning success into a
+    /// failure: a stream that could not be written, a file that could not be
+    /// moved). Completion work comes next.
+    mutating func outputFinished(_ outcome: Outcome) {
+        guard case .delivering = state else {
+            assertionFailure("outputFinished outside delivering: \(state)")
+            return
+        }
+        state = .completing(outcome)
+    }
+
+    /// Completion work has run: the request is over.
+    mutating func completionFinished() {
+        guard case .completing(let outcome) = state else {
+            assertionFailure("completionFinished outside completing: \(state)")
+            return
+        }
+        state = .finished(outcome)
+    }
+
+    /// The outcome, once decided.
+    var outcome: Outcome? {
+        switch state {
+        case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome
+        default: return nil
+        }
+    }
+
+    /// The response to show now: the current hop's head, the last one seen,
+    /// or the outcome's.
+    var currentResponse: ResponseValue? {
+        switch state {
+        case .running(let journey, let hop): return hop.response.map(ResponseValue.received) ?? journey.lastResponse
+        case .awaitingFollowUp(_, let followUp): return .received(followUp.response)
+        case .lookingUpCache(let journey), .paused(let journey): return journey.lastResponse
+        case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome.response
+        case .waiting, .pausedBeforeStart, .modifying: return nil
+        }
+    }
+
+    static func cancellationError(for request: URLRequest) -> NSError {
+        TransportErrors.make(NSURLErrorCancelled, url: request.url, underlying: nil)
+    }
+
+    /// A fresh token for a follow-up question.
+    mutating func makeToken() -> UInt64 {
+        nextToken += 1
+        return nextToken
+    }
+}
+
+extension TransferStateMachine.Journey {
+    /// The journey as a pause leaves it: no hop, its response kept for `response`.
+    func pausing(during hop: TransferStateMachine.Hop? = nil) -> Self {
+        var paused = self
+        if let response = hop?.response, hop?.route == .output { paused.lastResponse = .received(response) }
+        paused.revalidating = nil
+        return paused
+    }
+}
+
+extension TransferStateMachine.Output {
+    /// The entity starts over from byte 0 (the adapter empties a stream).
+    mutating func restart() {
+        if memory != nil { memory = Data() }
+        entityBytes = 0
+    }
+}

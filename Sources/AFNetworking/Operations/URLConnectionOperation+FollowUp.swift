@@ -1,0 +1,105 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Redirect and challenge decisions. Both run on the processing queue (user
+/// blocks never run on the network thread or under a lock); their answers go
+/// back to the machine with the question's token, so an answer that arrives
+/// after a cancel or pause changes nothing.
+extension URLConnectionOperation {
+    func askRedirect(_ question: TransferStateMachine.RedirectQuestion) {
+        NetworkThread.assertNotCurrent()
+        let next: URLRequest?
+        if let block = settings.withLock({ $0.redirectResponse }) {
+            next = block(self, question.proposed, question.response.httpURLResponse)
+        } else {
+            next = question.proposed
+        }
+        handle { $0.machine.redirectDecided(token: question.token, next) }
+    }
+
+    func askChallenge(_ question: TransferStateMachine.ChallengeQuestion) {
+        NetworkThread.assertNotCurrent()
+        let challenge = URLAuthenticationChallenge(protectionSpace: question.protectionSpace, proposedCredential: nil,
+                                                   previousFailureCount: question.previousFailureCount,
+                                                   failureResponse: question.response.httpURLResponse, error: nil, sender: self)
+        core.withLock { $0.challenge = (challenge, question.token) }
+        if let block = settings.withLock({ $0.authenticationChallenge }) {
+            block(self, challenge)
+        } else {
+            answer(challenge, .performDefaultHandling)
+        }
+    }
+
+    /// How the sender methods answer.
+    enum SenderAnswer {
+        case use(URLCredential)
+        case continueWithoutCredential
+        case cancel
+        case performDefaultHandling
+    }
+
+    /// Resolves the pending challenge once; answers to any other challenge
+    /// object (an old one, a second answer) are ignored.
+    func answer(_ challenge: URLAuthenticationChallenge, _ answer: SenderAnswer) {
+        let token = core.withLock { core -> UInt64? in
+            guard let pending = core.challenge, pending.challenge === challenge else { return nil }
+            core.challenge = nil
+            return pending.token
+        }
+        guard let token else { return }
+        let resolved: TransferStateMachine.ChallengeAnswer
+        switch answer {
+        case .use(let credential): resolved = .use(credential)
+        case .continueWithoutCredential: resolved = .continueWithoutCredential
+        case .cancel: resolved = .cancel
+        case .performDefaultHandling:
+            guard let pending = core.withLock({ $0.machine.pendingChallenge(token: token) }) else { return }
+            resolved = defaultCredential(for: pending.space, failures: pending.failures).map { .use($0) } ?? .continueWithoutCredential
+        }
+        handle { $0.machine.challengeAnswered(token: token, resolved) }
+    }
+
+    /// Without a block: the operation's credential on the first failure, then
+    /// the stored default credential when `shouldUseCredentialStorage`, then none.
+    private func defaultCredential(for space: URLProtectionSpace, failures: Int) -> URLCredential? {
+        let (credential, useStorage) = settings.withLock { ($0.credential, $0.shouldUseCredentialStorage) }
+        var candidates: [URLCredential] = []
+        if let credential { candidates.append(credential) }
+        if useStorage, let stored = StoredCredentials.defaultCredential(for: space),
+           !candidates.contains(where: { $0.user == stored.user && $0.password == stored.password }) {
+            candidates.append(stored)
+        }
+        return failures < candidates.count ? candidates[failures] : nil
+    }
+}
+
+/// The operation answers its challenges (2.7: the connection's sender).
+extension URLConnectionOperation: URLAuthenticationChallengeSender {
+    /// Retries the request with `credential`.
+    public func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {
+        answer(challenge, .use(credential))
+    }
+
+    /// Gives up on authenticating: the 401/407 response becomes the result.
+    public func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {
+        answer(challenge, .continueWithoutCredential)
+    }
+
+    /// Cancels the operation (`NSURLErrorCancelled`).
+    public func cancel(_ challenge: URLAuthenticationChallenge) {
+        answer(challenge, .cancel)
+    }
+
+    /// What happens without a challenge block: the operation's credential, then stored ones.
+    public func performDefaultHandling(for challenge: URLAuthenticationChallenge) {
+        answer(challenge, .performDefaultHandling)
+    }
+
+    /// Same as continuing without a credential: there is no other protection space to try.
+    public func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {
+        answer(challenge, .continueWithoutCredential)
+    }
+}

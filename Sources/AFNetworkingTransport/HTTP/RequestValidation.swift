@@ -1,0 +1,51 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Checks a request before any DNS lookup, connection or byte is sent, so that
+/// curl never has to guess: left to itself it reads a scheme-less URL's first
+/// path segment as a host name, connects a host-less URL to whatever it finds
+/// in the path, and drops header lines it cannot send.
+package enum RequestValidation {
+    /// The absolute http(s) URL to send, or the error to fail with:
+    /// `NSURLErrorUnsupportedURL` without a scheme or with another one,
+    /// `NSURLErrorBadURL` without a host.
+    package static func targetURL(of request: URLRequest) -> Result<URL, NSError> {
+        guard let url = request.url?.absoluteURL else {
+            return .failure(TransportErrors.make(NSURLErrorBadURL, url: nil, underlying: nil,
+                                                 description: "The request has no URL."))
+        }
+        guard let scheme = url.scheme?.lowercased(), !scheme.isEmpty else {
+            return .failure(TransportErrors.make(NSURLErrorUnsupportedURL, url: url, underlying: nil,
+                                                 description: "The URL \(url.absoluteString) has no scheme; only absolute http and https URLs can be loaded."))
+        }
+        guard scheme == "http" || scheme == "https" else {
+            return .failure(TransportErrors.make(NSURLErrorUnsupportedURL, url: url, underlying: nil,
+                                                 description: "The URL scheme \(scheme) is not supported; only http and https are."))
+        }
+        guard let host = url.host, !host.isEmpty else {
+            return .failure(TransportErrors.make(NSURLErrorBadURL, url: url, underlying: nil,
+                                                 description: "The URL \(url.absoluteString) has no host."))
+        }
+        return .success(url)
+    }
+
+    /// nil when every header field can be sent as is; otherwise the error
+    /// (`NSURLErrorBadURL`, naming the field): a CR or LF would let a value
+    /// smuggle in another header or a second request, and NUL ends a C string
+    /// early, so such a request is refused rather than silently changed.
+    package static func headerProblem(in request: URLRequest, url: URL?) -> NSError? {
+        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+            let badName = name.isEmpty || name.utf8.contains { $0 <= 0x20 || $0 == UInt8(ascii: ":") || $0 == 0x7F }
+            let badValue = value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+            if badName || badValue {
+                let printable = name.unicodeScalars.map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+                let what = badName ? "name" : "value"
+                return TransportErrors.make(NSURLErrorBadURL, url: url, underlying: nil,
+                                            description: "The request header field \"\(printable)\" has an invalid \(what) (a CR, LF or NUL character, or a name that is not a token); nothing was sent.")
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,219 @@
+import CAFCurl
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One HTTP exchange: an easy handle configured from `TransferOptions`, the
+/// state its callbacks accumulate, and the delegate it reports to.
+///
+/// Built on the caller's thread; from the moment it is handed to the engine
+/// everything but `requestAbort(_:)` happens on the network thread. The engine
+/// keeps a +1 retain on it while the easy handle is inside the multi handle,
+/// because curl's callbacks receive it as an unretained pointer.
+package final class Transfer: @unchecked Sendable {
+    // @unchecked: the mutable fields below are network-thread-only once the
+    // transfer is submitted (checked by `NetworkThread.assertCurrent()`); the
+    // one field other threads write, the abort request, is behind a lock.
+    package let options: TransferOptions
+    let easy: EasyHandle
+    /// Strong until completion: like NSURLConnection with its delegate, a
+    /// running transfer keeps its owner alive.
+    private(set) var delegate: (any TransferDelegate)?
+
+    /// Sticky: the first abort requested, from any thread, before or after the
+    /// engine has seen the start. The engine never adds a transfer whose abort
+    /// was requested, so a cancel that overtakes the start still prevents
+    /// every byte of the request from being sent.
+    private let abortRequest = LockedState<AbortReason?>(nil)
+
+    /// The reason this transfer was ended by the library, once the network
+    /// thread has acted on it.
+    var abortReason: AbortReason?
+    /// Monotonic time of the last byte moved, for the idle timeout.
+    var lastActivity = DispatchTime.now().uptimeNanoseconds
+    /// Back-pressure and suspension, network thread only (see NetworkEngine+Pause).
+    var pauseState = PauseState()
+    private var head = ResponseHead()
+    /// The head of the response whose body is arriving, once complete.
+    private var currentResponse: ReceivedResponse?
+    /// The request body when it is a stream, read off the network thread.
+    var bodyPump: RequestBodyPump?
+    private var lastReportedUpload: Int64 = 0
+    /// CURLOPT_ERRORBUFFER: curl writes its detailed message here.
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private var resourcesReleased = false
+
+    /// Builds the easy handle for `options`. Throws a `CurlOptionError` when
+    /// libcurl refuses an option, or an `NSError` in `NSURLErrorDomain` when the
+    /// request itself cannot be sent (see `RequestValidation`).
+    package init(options: TransferOptions, delegate: any TransferDelegate) throws {
+        self.options = options
+        self.delegate = delegate
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        do {
+            self.easy = try EasyHandle()
+        } catch {
+            errorBuffer.deallocate()
+            throw error
+        }
+        do {
+            try configure()
+        } catch {
+            releaseResources()
+            throw error
+        }
+    }
+
+    /// The tag the creator gave this transfer (`TransferOptions.tag`).
+    package var tag: UInt64 { options.tag }
+
+    /// Idle deadline in monotonic nanoseconds.
+    var idleDeadline: UInt64 {
+        lastActivity &+ UInt64(options.idleTimeout * 1_000_000_000)
+    }
+
+    /// curl's own message for the last failure, if it wrote one.
+    var curlMessage: String? {
+        errorBuffer[0] == 0 ? nil : String(cString: errorBuffer)
+    }
+
+    /// Records `reason` unless an abort was already requested. Returns whether
+    /// this call was the first. Any thread.
+    func recordAbortRequest(_ reason: AbortReason) -> Bool {
+        abortRequest.withLock { current in
+            guard current == nil else { return false }
+            current = reason
+            return true
+        }
+    }
+
+    /// The abort requested so far, if any. Any thread.
+    var requestedAbort: AbortReason? { abortRequest.withLock { $0 } }
+
+    /// Frees the easy handle and C buffers, and lets go of the body stream.
+    /// Network thread, after the handle has left the multi handle (or before it
+    /// ever joined), or the building thread if it never reached the engine.
+    package func releaseResources() {
+        guard !resourcesReleased else { return }
+        resourcesReleased = true
+        easy.cleanup()
+        errorBuffer.deallocate()
+        bodyPump?.close()
+        bodyPump = nil
+    }
+
+    /// Hands the outcome to the delegate and drops it, ending the retain cycle.
+    func finish(error: NSError?) {
+        var response = currentResponse
+        if let head = response, (300..<400).contains(head.statusCode) {
+            // The redirect target is only known once curl is done with the response.
+            response = head.withRedirectURL(easy.info(string: CURLINFO_REDIRECT_URL).flatMap(URL.init(string:)))
+        }
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.transfer(self, didCompleteWithResponse: response, error: error)
+    }
+
+    /// The error for curl's result `code`, or nil for a complete exchange.
+    func outcomeError(for code: CURLcode) -> NSError? {
+        let url = options.request.url
+        guard code == CURLE_OK, abortReason == nil else {
+            let refined = TransportErrors.refine(code, curlMessage: curlMessage, headInProgress: head.isInProgress,
+                                                 gotStatus: head.statusCode != 0)
+            return TransportErrors.error(for: refined, abortReason: abortReason, url: url, curlMessage: curlMessage,
+                                         tlsVerifyResult: easy.info(long: CURLINFO_SSL_VERIFYRESULT))
+        }
+        // curl treats a connection closed in the middle of a head as the end of
+        // a body-less response; it is a lost connection.
+        guard head.isComplete, !head.isInProgress else {
+            return TransportErrors.make(NSURLErrorNetworkConnectionLost, url: url, underlying: nil,
+                                        description: "The connection closed before the response header was complete.")
+        }
+        return nil
+    }
+
+    // MARK: - Callbacks (network thread)
+
+    func receiveHeaderLine(_ line: UnsafeBufferPointer<UInt8>) -> Int {
+        NetworkThread.assertCurrent()
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        switch head.consume(line: line) {
+        case .pending:
+            return line.count
+        case .invalid(let reason):
+            abortReason = .badServerResponse(reason)
+            return 0
+        case .complete:
+            guard let url = options.request.url else { return line.count }
+            let response = ReceivedResponse(url: url, statusCode: head.statusCode, statusLine: head.statusLine, fields: head.rawFields)
+            currentResponse = response
+            if let refusal = delegate?.transfer(self, didReceiveHead: response) {
+                abortReason = .failed(refusal)
+                return 0
+            }
+            return line.count
+        }
+    }
+
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        NetworkThread.assertCurrent()
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        guard let delegate else { return 0 }
+        switch delegate.transfer(self, didReceiveBodyBytes: bytes) {
+        case .accepted:
+            return bytes.count
+        case .pause:
+            pauseState.receiveBlocked = true
+            return CAFCURL_WRITEFUNC_PAUSE
+        case .abort(let error):
+            abortReason = .failed(error)
+            return bytes.count == 0 ? -1 : 0
+        }
+    }
+
+    func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        NetworkThread.assertCurrent()
+        guard let pump = bodyPump else { return 0 }
+        switch pump.read(into: buffer) {
+        case .bytes(let count):
+            lastActivity = DispatchTime.now().uptimeNanoseconds
+            reportUpload(total: lastReportedUpload + Int64(count), expected: pump.declaredLength)
+            return count
+        case .end:
+            return 0
+        case .wait:
+            pauseState.sendStarved = true
+            return CAFCURL_READFUNC_PAUSE
+        case .fail(let reason):
+            abortReason = reason
+            return CAFCURL_READFUNC_ABORT
+        }
+    }
+
+    /// curl asks to send the body again from its start (a connection that
+    /// died before the answer, or Digest's second round).
+    func rewindBody(offset: Int64, origin: Int32) -> Bool {
+        NetworkThread.assertCurrent()
+        guard offset == 0, origin == SEEK_SET, let pump = bodyPump, pump.rewind() else { return false }
+        lastReportedUpload = 0
+        return true
+    }
+
+    /// curl's progress tick; used for in-memory bodies, whose size is known
+    /// (a stream body is counted as it is read, since curl's count would
+    /// include chunked framing).
+    func progress(uploaded: Int64, uploadTotal: Int64) {
+        guard bodyPump == nil, uploaded != lastReportedUpload else { return }
+        reportUpload(total: uploaded, expected: uploadTotal > 0 ? uploadTotal : -1)
+    }
+
+    private func reportUpload(total: Int64, expected: Int64) {
+        lastActivity = DispatchTime.now().uptimeNanoseconds
+        let delta = total - lastReportedUpload
+        lastReportedUpload = total
+        if options.reportsUploadProgress {
+            delegate?.transfer(self, didSendBodyBytes: Int(delta), totalBytesSent: total, totalBytesExpected: expected)
+        }
+    }
+}

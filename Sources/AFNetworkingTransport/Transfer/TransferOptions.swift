@@ -1,0 +1,87 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Everything the engine needs to run one HTTP exchange, decided by the caller
+/// on its own thread so the network thread only applies it.
+package struct TransferOptions: Sendable {
+    /// The request as it goes on the wire (method, URL, headers, body).
+    package var request: URLRequest
+    /// NSURLRequest's `timeoutInterval`: the longest the transfer may go without
+    /// progress (connecting, sending or receiving) before it fails as timed out.
+    /// Time spent paused (back-pressure, suspension) does not count.
+    package var idleTimeout: TimeInterval
+    /// Credentials answering an authentication challenge on this transfer.
+    package var credentials: TransferCredentials?
+    /// Whether upload progress must be reported (costs a callback per tick).
+    package var reportsUploadProgress = false
+    /// How the server's certificate is checked.
+    package var tls = TLSVerification()
+    /// The creator's name for this transfer, echoed back in every report so a
+    /// report from a transfer that is no longer current can be told apart.
+    package var tag: UInt64 = 0
+
+    package init(request: URLRequest) {
+        self.request = request
+        let timeout = request.timeoutInterval
+        self.idleTimeout = timeout > 0 && timeout.isFinite ? timeout : 60
+    }
+}
+
+/// A user name and password for HTTP Basic or Digest authentication (curl
+/// performs Digest's own round trip within the transfer).
+package struct TransferCredentials: Sendable, Equatable {
+    package enum Scheme: Sendable { case basic, digest }
+    package var user: String
+    package var password: String
+    package var scheme: Scheme
+    /// True for a proxy's challenge (407), false for the server's (401).
+    package var forProxy: Bool
+
+    package init(user: String, password: String, scheme: Scheme, forProxy: Bool) {
+        self.user = user
+        self.password = password
+        self.scheme = scheme
+        self.forProxy = forProxy
+    }
+}
+
+/// Judges a server's certificate chain inside the TLS handshake. The engine
+/// knows nothing of security policies; the library hands it one of these.
+package protocol PeerTrustEvaluator: Sendable {
+    /// `peerChainDER` is the chain as the server sent it, leaf first; `host`
+    /// is the name this connection is for. nil accepts; an error rejects the
+    /// server and becomes the transfer's error. Called on the network thread:
+    /// it must not block (no trust-store loading from disk, no user code).
+    func evaluate(peerChainDER: [Data], host: String) -> (any PeerRejection)?
+}
+
+/// Why an evaluator refused a server, as the error the request fails with.
+package protocol PeerRejection: Error, Sendable {
+    func nsError(failingURL: URL?) -> NSError
+}
+
+/// Certificate verification settings applied to one transfer.
+package struct TLSVerification: Sendable {
+    package var verifiesPeer = true
+    package var verifiesHost = true
+    /// CA bundle and directory; nil keeps libcurl's build-time defaults unless
+    /// OpenSSL's SSL_CERT_FILE / SSL_CERT_DIR variables name others.
+    package var caFile: String? = TLSVerification.environmentCAFile
+    package var caDirectory: String? = TLSVerification.environmentCADirectory
+    /// A policy judged inside the handshake, replacing OpenSSL's own chain
+    /// check; nil when OpenSSL's standard verification is exactly the policy.
+    package var evaluator: (any PeerTrustEvaluator)?
+    /// Connections (and TLS sessions) are only ever reused between transfers
+    /// with the same partition: one verified under one policy never carries a
+    /// request under another. nil is the partition of the standard policy.
+    package var partition: String?
+
+    package init() {}
+
+    // Read once: the environment is a process-wide setting and building
+    // ProcessInfo's dictionary on every request would cost more than the request.
+    private static let environmentCAFile = ProcessInfo.processInfo.environment["SSL_CERT_FILE"]
+    private static let environmentCADirectory = ProcessInfo.processInfo.environment["SSL_CERT_DIR"]
+}
