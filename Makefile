@@ -1,6 +1,8 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 SWIFT ?= swift
 SHELL := /bin/bash
+# CI builds the package with every warning an error.
+STRICT ?= -Xswiftc -warnings-as-errors
 
 .PHONY: deps demo test stress bench fuzz clean
 
@@ -15,15 +17,18 @@ demo: deps
 ## Builds and runs every test (real servers over loopback), the stress tests under
 ## ThreadSanitizer, and each fuzz target for a bounded time.
 test: deps
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) test --skip-build
 	$(MAKE) stress
 	$(MAKE) fuzz FUZZ_SECONDS=10
 
-## 2,000 operations, a third cancelled from other threads, under ThreadSanitizer.
+## The concurrency suites under ThreadSanitizer: 2,000 operations with a third
+## cancelled from other threads, pause/resume/cancel storms (also during
+## redirects and challenges), the races, back-pressure and the fault cases.
+STRESS_SUITES = StressTests|PauseStressTests|RaceTests|OffNetworkThreadTests|TransportFaultTests|QueueBehaviourTests|LifecycleTests|RedirectTests|ResumeTests|ErrorMappingTests|CachingTests|AuthenticationCookieTests
 stress: deps
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS="halt_on_error=1" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter 'StressTests|PauseStressTests|QueueBehaviourTests|LifecycleTests|RedirectTests|ResumeTests|ErrorMappingTests|CachingTests'
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
+	TSAN_OPTIONS="halt_on_error=1" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(STRESS_SUITES)'
 
 ## Release-build benchmarks against a C libcurl baseline and curl, on a local nginx.
 bench: deps

@@ -38,6 +38,12 @@ http {
             client_max_body_size 0;
             return 204;
         }
+        # A sink that answers only after the whole body arrived: nginx buffers
+        # the request body before proxying (to the sink above).
+        location = /upload-whole {
+            client_max_body_size 0;
+            proxy_pass http://127.0.0.1:$NGINX_PORT/upload;
+        }
     }
 }
 CONF

@@ -12,6 +12,7 @@ import FoundationNetworking
 //   afn-bench s2 URL COUNT
 //   afn-bench s3 URL FILE
 //   afn-bench s4 URL FILE      (multipart upload of FILE)
+//   afn-bench s5 URL UPLOAD_URL COUNT   (GET latency idle, then while a throttled upload runs)
 
 func cpuSeconds() -> Double {
     var usage = rusage()
@@ -147,9 +148,55 @@ func multipartUpload(_ url: URL, file: String) -> Int32 {
     return operation.error == nil ? 0 : 1
 }
 
+/// p50, p90, mean (µs) and wall time (s) of `count` sequential GETs.
+func sequentialLatency(_ url: URL, count: Int) -> (p50: Double, p90: Double, mean: Double, wall: Double) {
+    let wallStart = Date()
+    var request = URLRequest(url: url)
+    request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+    var samples: [Double] = []
+    let done = DispatchSemaphore(value: 0)
+    for _ in 0..<count {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let operation = HTTPRequestOperation(request: request)
+        operation.completionQueue = callbacks
+        operation.setCompletionBlockWithSuccess({ _, _ in done.signal() }, failure: { _, _ in done.signal() })
+        operation.start()
+        done.wait()
+        samples.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1000)
+    }
+    samples.sort()
+    return (samples[count / 2], samples[count * 9 / 10], samples.reduce(0, +) / Double(count), Date().timeIntervalSince(wallStart))
+}
+
+/// GET latency with nothing else running, then while a multipart upload
+/// throttled to 16 KiB every 50 ms (about 4 s for 1.25 MiB) is under way.
+func latencyDuringThrottledUpload(_ url: URL, upload: URL, count: Int) -> Int32 {
+    let idle = sequentialLatency(url, count: count)
+    let request: URLRequest
+    do {
+        request = try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: upload.absoluteString, parameters: nil) { form in
+            form.appendPart(withFileData: Data(repeating: 7, count: 1_250_000), name: "file", fileName: "f.bin", mimeType: "application/octet-stream")
+            form.throttleBandwidth(withPacketSize: 16 * 1024, delay: 0.05)
+        }
+    } catch {
+        FileHandle.standardError.write(Data("cannot build the upload: \(error)\n".utf8))
+        return 1
+    }
+    let uploading = HTTPRequestOperation(request: request)
+    uploading.completionQueue = callbacks
+    uploading.start()
+    Thread.sleep(forTimeInterval: 0.2)
+    let loaded = sequentialLatency(url, count: count)
+    let stillRunning = uploading.isExecuting
+    uploading.cancel()
+    print(String(format: "idle_p50_us=%.1f loaded_p50_us=%.1f idle_p90_us=%.1f loaded_p90_us=%.1f idle_mean_us=%.1f loaded_mean_us=%.1f idle_wall_s=%.3f loaded_wall_s=%.3f upload_still_running=%d",
+                 idle.p50, loaded.p50, idle.p90, loaded.p90, idle.mean, loaded.mean, idle.wall, loaded.wall, stillRunning ? 1 : 0))
+    return 0
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 4, let url = URL(string: arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY | s2 URL COUNT | s3 URL FILE | s4 URL FILE\n".utf8))
+    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY | s2 URL COUNT | s3 URL FILE | s4 URL FILE | s5 URL UPLOAD_URL COUNT\n".utf8))
     exit(2)
 }
 switch arguments[1] {
@@ -161,6 +208,8 @@ case "s3":
     exit(download(url, to: arguments[3]))
 case "s4":
     exit(multipartUpload(url, file: arguments[3]))
+case "s5" where arguments.count >= 5:
+    exit(latencyDuringThrottledUpload(url, upload: URL(string: arguments[3]) ?? url, count: Int(arguments[4]) ?? 200))
 default:
     FileHandle.standardError.write(Data("unknown scenario \(arguments[1])\n".utf8))
     exit(2)

@@ -135,8 +135,6 @@ struct TransferStateMachine {
     let configuration: Configuration
     private var nextTag: UInt64 = 0
     private var nextToken: UInt64 = 0
-    /// Whether the body stays in memory (decided at start; see `Output`).
-    private var keepsBodyInMemory = true
     /// The body stream an earlier hop handed to a transfer (consumed by it).
     private var sentBodyStream: ObjectIdentifier?
 
@@ -169,7 +167,6 @@ struct TransferStateMachine {
         case .waiting(cancelled: true):
             return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
         case .waiting(cancelled: false):
-            keepsBodyInMemory = bodyInMemory
             return begin(Journey(request: request, output: Output(inMemory: bodyInMemory)))
         case .pausedBeforeStart:
             // It runs when resumed; the queue already counts it as started.
@@ -312,15 +309,16 @@ struct TransferStateMachine {
 
     /// Continues a paused request with `request` (the adapter's, which its
     /// pause may have rewritten with `Range`). A request paused before it
-    /// ever ran goes back to waiting unless something already started it.
-    mutating func resume(with request: URLRequest) -> Action {
+    /// ever ran goes back to waiting unless something already started it;
+    /// then it starts now, its body kept in memory or not as `bodyInMemory` says.
+    mutating func resume(with request: URLRequest, bodyInMemory: Bool) -> Action {
         switch state {
         case .pausedBeforeStart(started: false):
             state = .waiting(cancelled: false)
             return .none
         case .pausedBeforeStart(started: true):
             state = .waiting(cancelled: false)
-            return start(request, bodyInMemory: keepsBodyInMemory)
+            return start(request, bodyInMemory: bodyInMemory)
         case .paused(let earlier):
             var journey = Journey(request: request, output: earlier.output)
             journey.lastResponse = earlier.lastResponse

@@ -274,11 +274,16 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         guard isCancelled || super.isReady else { return }
         let (request, stream) = settings.withLock { ($0.request, $0.outputStream) }
         handle { core in
-            if let stream, core.writer == nil, case .waiting(cancelled: false) = core.machine.state {
-                core.writer = ResponseBodyWriter(stream: stream) { [weak self] error in self?.outputDidFail(error) }
-            }
+            prepareWriter(for: stream, in: &core)
             return core.machine.start(request, bodyInMemory: stream == nil)
         }
+    }
+
+    /// The writer for a stream output, made once, before the first hop: the
+    /// body stays in memory when no `outputStream` was set or asked for.
+    private func prepareWriter(for stream: OutputStream?, in core: inout Core) {
+        guard let stream, core.writer == nil else { return }
+        core.writer = ResponseBodyWriter(stream: stream) { [weak self] error in self?.outputDidFail(error) }
     }
 
     /// Ends the operation with `NSURLErrorCancelled` and calls `failure`:
@@ -316,8 +321,11 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// Continues a paused operation: from the bytes already received when the
     /// request carries `Range` (as `HTTPRequestOperation.pause()` writes it).
     public func resume() {
-        let request = self.request
-        handle { $0.machine.resume(with: request) }
+        let (request, stream) = settings.withLock { ($0.request, $0.outputStream) }
+        handle { core in
+            prepareWriter(for: stream, in: &core)
+            return core.machine.resume(with: request, bodyInMemory: stream == nil)
+        }
     }
 
     /// Hook for subclasses: runs after `pause()` stopped the transfer.

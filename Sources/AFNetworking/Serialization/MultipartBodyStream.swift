@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 
 /// The body of a multipart request as an `InputStream` that produces its bytes on
@@ -8,7 +9,9 @@ final class MultipartBodyStream: InputStream, NSCopying {
     let parts: [MultipartBodyPart]
     /// Upper bound of bytes returned by one read (for throttling). Defaults to unlimited.
     var numberOfBytesInPacket = Int.max
-    /// Pause after each read (for throttling). Defaults to none.
+    /// Time between reads (for throttling). Defaults to none. The stream itself
+    /// never sleeps: the engine's body pump spaces its reads with a timer
+    /// (`ThrottledBodyStream`), so a throttle costs no thread.
     var delay: TimeInterval = 0
 
     /// Largest number of body bytes requested from a file in one read; tests use it to
@@ -112,7 +115,6 @@ final class MultipartBodyStream: InputStream, NSCopying {
                 return written
             }
         }
-        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         return written
     }
 
@@ -225,5 +227,13 @@ final class MultipartBodyStream: InputStream, NSCopying {
         copy.numberOfBytesInPacket = numberOfBytesInPacket
         copy.delay = delay
         return copy
+    }
+}
+
+extension MultipartBodyStream: ThrottledBodyStream {
+    /// The packet size and delay set by `throttleBandwidth(withPacketSize:delay:)`, if any.
+    var throttle: (packetSize: Int, delay: TimeInterval)? {
+        guard numberOfBytesInPacket != Int.max || delay > 0 else { return nil }
+        return (numberOfBytesInPacket, delay)
     }
 }

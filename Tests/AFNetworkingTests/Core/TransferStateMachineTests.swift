@@ -134,7 +134,7 @@ final class TransferStateMachineTests: XCTestCase {
         _ = machine.headReceived(1, head(200, ["Content-Length": "100"]))
         _ = machine.bodyReceived(1, bytes(40))
         _ = machine.pause()
-        let second = hop(machine.resume(with: ranged(from: 40)))
+        let second = hop(machine.resume(with: ranged(from: 40), bodyInMemory: true))
         XCTAssertEqual(second?.tag, 2)
         XCTAssertEqual(machine.phase, .executing)
         guard case .proceed(.output, restartOutput: false) = machine.headReceived(2, head(206, ["Content-Range": "bytes 40-99/100", "Content-Length": "60"])) else {
@@ -149,7 +149,7 @@ final class TransferStateMachineTests: XCTestCase {
 
     func testA200ToAResumedRequestRestartsTheOutput() {
         var machine = pausedAfter(bytes: 40)
-        _ = machine.resume(with: ranged(from: 40))
+        _ = machine.resume(with: ranged(from: 40), bodyInMemory: true)
         guard case .proceed(.output, restartOutput: true) = machine.headReceived(2, head(200, ["Content-Length": "70"])) else {
             return XCTFail("a 200 must start the body over")
         }
@@ -160,7 +160,7 @@ final class TransferStateMachineTests: XCTestCase {
 
     func testA206AtAnotherOffsetIsRefusedWithABadServerResponse() {
         var machine = pausedAfter(bytes: 40)
-        _ = machine.resume(with: ranged(from: 40))
+        _ = machine.resume(with: ranged(from: 40), bodyInMemory: true)
         guard case .refuse(let error, let outcome) = machine.headReceived(2, head(206, ["Content-Range": "bytes 10-99/100"])) else {
             return XCTFail("a 206 elsewhere must fail")
         }
@@ -175,7 +175,7 @@ final class TransferStateMachineTests: XCTestCase {
         _ = machine.headReceived(1, head(200, ["Content-Length": "40", "X-First": "yes"]))
         _ = machine.bodyReceived(1, bytes(40))
         _ = machine.pause()
-        _ = machine.resume(with: ranged(from: 40))
+        _ = machine.resume(with: ranged(from: 40), bodyInMemory: true)
         guard case .proceed(.discard, _) = machine.headReceived(2, head(416, ["Content-Range": "bytes */40"])) else {
             return XCTFail("the 416's body is not part of the entity")
         }
@@ -195,7 +195,7 @@ final class TransferStateMachineTests: XCTestCase {
 
     func testResumeWithoutRangeStartsTheOutputOver() {
         var machine = pausedAfter(bytes: 40)
-        _ = machine.resume(with: get(cachePolicy: .reloadIgnoringLocalCacheData))
+        _ = machine.resume(with: get(cachePolicy: .reloadIgnoringLocalCacheData), bodyInMemory: true)
         XCTAssertEqual(machine.entityBytesInOutput, 0)
     }
 
@@ -203,13 +203,13 @@ final class TransferStateMachineTests: XCTestCase {
         var machine = Machine()
         XCTAssertNone(machine.pause())
         XCTAssertEqual(machine.phase, .paused)
-        XCTAssertNone(machine.resume(with: get()))
+        XCTAssertNone(machine.resume(with: get(), bodyInMemory: true))
         XCTAssertEqual(machine.phase, .ready, "back to waiting for its queue")
 
         var startedWhilePaused = Machine()
         _ = startedWhilePaused.pause()
         _ = startedWhilePaused.start(get(), bodyInMemory: true)
-        guard case .lookUpCache = startedWhilePaused.resume(with: get()) else { return XCTFail("resume must run it now") }
+        guard case .lookUpCache = startedWhilePaused.resume(with: get(), bodyInMemory: true) else { return XCTFail("resume must run it now") }
     }
 
     func testPauseWhileAChallengeIsUnansweredIgnoresTheAnswer() {
@@ -218,7 +218,7 @@ final class TransferStateMachineTests: XCTestCase {
         XCTAssertNone(machine.pause())
         XCTAssertEqual(machine.phase, .paused)
         XCTAssertNone(machine.challengeAnswered(token: question.token, .use(credential())))
-        XCTAssertEqual(hop(machine.resume(with: get(cachePolicy: .reloadIgnoringLocalCacheData)))?.tag, 2)
+        XCTAssertEqual(hop(machine.resume(with: get(cachePolicy: .reloadIgnoringLocalCacheData), bodyInMemory: true))?.tag, 2)
     }
 
     func testPauseAndCancelAfterTheEndChangeNothing() {

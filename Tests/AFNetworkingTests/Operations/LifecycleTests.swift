@@ -134,4 +134,24 @@ final class LifecycleTests: OperationTestCase {
         }
         XCTAssertTrue(spin { weakOperation == nil }, "the finished operation was not deallocated")
     }
+
+    func testAnOperationPausedBeforeItsQueueStartedItWritesToItsStreamWhenResumed() throws {
+        server.respond("/s", body: Data("streamed".utf8))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("afn-paused-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let operation = HTTPRequestOperation(request: request("/s"))
+        operation.outputStream = OutputStream(toFileAtPath: path, append: false)
+        operation.pause()
+        let finished = Locked(false)
+        operation.setCompletionBlockWithSuccess({ _, _ in finished.value = true }, failure: { _, _ in finished.value = true })
+        let queue = OperationQueue()
+        queue.addOperation(operation)
+        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertTrue(operation.isPaused, "started by its queue while paused: it waits")
+        operation.resume()
+        XCTAssertTrue(spin { finished.value && operation.isFinished })
+        XCTAssertNil(operation.error)
+        XCTAssertNil(operation.responseData, "the body went to the file stream")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), Data("streamed".utf8))
+    }
 }

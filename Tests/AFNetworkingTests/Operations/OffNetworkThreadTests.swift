@@ -72,6 +72,26 @@ final class OffNetworkThreadTests: OperationTestCase {
         XCTAssertTrue(spin { upload.isFinished })
     }
 
+    func testTheThrottleSpacesPacketsWithoutLosingBytes() throws {
+        server.route("/upload") { request in
+            [.head(status: 200, headers: [("Content-Length", "\(request.body.count)")]), .body(request.body), .end]
+        }
+        let payload = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0) })
+        let request = try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: url("/upload").absoluteString,
+                                                                       parameters: nil) { form in
+            form.appendPart(withFileData: payload, name: "f", fileName: "f.bin", mimeType: "application/octet-stream")
+            form.throttleBandwidth(withPacketSize: 1024, delay: 0.1)
+        }
+        let operation = HTTPRequestOperation(request: request)
+        let started = Date()
+        let outcome = run(operation, timeout: 30)
+        XCTAssertNil(outcome.error)
+        // At least 8 packets 0.1 s apart: the throttle cannot be faster than its timer.
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.7)
+        let echoed = try XCTUnwrap(operation.responseData)
+        XCTAssertNotNil(echoed.range(of: payload), "every byte of the part arrived, in order")
+    }
+
     func testUserBlocksNeverRunOnTheNetworkThread() {
         let body = Data(repeating: 5, count: 200_000)
         server.route("/r") { _ in [.head(status: 302, headers: [("Location", "/a"), ("Content-Length", "0")]), .end] }

@@ -66,4 +66,65 @@ final class PauseStressTests: OperationTestCase {
             }
         }
     }
+
+    /// The same storm while operations wait for a redirect decision or for a
+    /// challenge answer given late, from another queue.
+    func testRandomPauseResumeCancelDuringRedirectsAndChallenges() {
+        let total = 150
+        let body = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 3) })
+        server.route("/r") { _ in [.head(status: 302, headers: [("Location", "/a"), ("Content-Length", "0")]), .end] }
+        server.route("/a") { request in
+            guard request.headers.first(name: "authorization") != nil else {
+                return [.head(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"storm\""), ("Content-Length", "0")]), .end]
+            }
+            return [.head(status: 200, headers: [("Content-Length", "\(body.count)")]), .body(body), .end]
+        }
+        let outcomes = Outcomes()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 16
+        let answers = DispatchQueue(label: "answers", attributes: .concurrent)
+        let operations = (0..<total).map { _ -> HTTPRequestOperation in
+            let operation = HTTPRequestOperation(request: request("/r"))
+            operation.completionQueue = DispatchQueue.global()
+            operation.setRedirectResponseBlock { _, next, _ in
+                usleep(UInt32.random(in: 0...1_000))
+                return next
+            }
+            operation.setWillSendRequestForAuthenticationChallengeBlock { operation, challenge in
+                answers.asyncAfter(deadline: .now() + .microseconds(Int.random(in: 0...2_000))) {
+                    operation.use(URLCredential(user: "u", password: "p", persistence: .none), for: challenge)
+                }
+            }
+            operation.setCompletionBlockWithSuccess({ op, _ in outcomes.record(op) }, failure: { op, _ in outcomes.record(op) })
+            return operation
+        }
+        queue.addOperations(operations, waitUntilFinished: false)
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            for (index, operation) in operations.enumerated() where index % 4 == worker {
+                usleep(UInt32.random(in: 0...2_000))
+                switch Int.random(in: 0..<4) {
+                case 0: operation.pause(); usleep(UInt32.random(in: 0...500)); operation.resume()
+                case 1: operation.cancel()
+                case 2: operation.pause(); operation.cancel()
+                default: break
+                }
+            }
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && !operations.allSatisfy(\.isFinished) {
+            operations.filter(\.isPaused).forEach { $0.resume() }
+            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.02))
+        }
+        XCTAssertTrue(operations.allSatisfy(\.isFinished), "every operation finished (none stuck at a decision)")
+        XCTAssertTrue(spin(until: { outcomes.counts.count == total }, timeout: 10))
+        XCTAssertTrue(outcomes.counts.allSatisfy { $0 == 1 }, "each reported exactly once")
+        for operation in operations {
+            if let error = operation.error as NSError? {
+                XCTAssertEqual(error.code, NSURLErrorCancelled, "only cancellation may fail an operation here: \(error)")
+            } else {
+                XCTAssertEqual(operation.response?.statusCode, 200)
+                XCTAssertEqual(operation.responseData, body)
+            }
+        }
+    }
 }
