@@ -30,13 +30,16 @@ stress: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
 	TSAN_OPTIONS="halt_on_error=1" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(STRESS_SUITES)'
 
-## Release-build benchmarks against a C libcurl baseline and curl, on a local nginx.
+## Release-build benchmarks against a C libcurl baseline, curl, AsyncHTTPClient and
+## URLSession, on a local nginx: requests as users write them first, then the
+## cache-bypass variant. BENCH_RUNS (default 5) and BENCH_ONLY=s1,s2,… select.
 bench: deps
 	$(SWIFT) build -c release --product afn-bench
-	scripts/bench.sh "$$($(SWIFT) build -c release --show-bin-path)/afn-bench"
+	$(SWIFT) build -c release --package-path Benchmarks/Peers --scratch-path .build-peers
+	scripts/bench.sh "$$($(SWIFT) build -c release --show-bin-path)/afn-bench" "$$(pwd)/.build-peers/release/afn-peers"
 
 clean:
-	rm -rf .build .build-tsan Benchmarks/C/baseline
+	rm -rf .build .build-tsan .build-peers .build-fuzz Benchmarks/C/baseline
 
 ## libFuzzer over the serializers and request builders, FUZZ_SECONDS per target (default 20).
 FUZZ_SECONDS ?= 20

@@ -1,30 +1,35 @@
 #!/usr/bin/env python3
-"""Runs the benchmark scenarios alternately (baseline, then ours) and prints
+"""Runs the benchmark scenarios alternately (baseline, ours, peers) and prints
 medians with ratios. The machine is small and noisy: medians of several runs,
-compared within one run of this script, are the figures to quote."""
+compared within one run of this script, are the figures to quote.
+
+Requests are measured as users write them first (`URLRequest(url:)`, the
+default cache policy, `URLCache.shared`): an API response marked `no-store`,
+with an empty cache and with a stale entry left by an earlier run, and a
+static file fresh for an hour (answered from the cache after the first
+request). The cache-bypass variant, which is what the C baseline does, comes
+second. BENCH_ONLY=s1,s2,... runs a subset (quote full runs)."""
 import argparse
 import os
-import resource
+import shutil
 import statistics
 import subprocess
 import sys
 
 
-def run(command):
-    """Runs a command; returns its key=value output and the peak RSS of the child in MiB."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=600)
+def run(command, env=None):
+    """Runs a command; returns its key=value output."""
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
     if completed.returncode != 0:
         sys.exit(f"failed: {' '.join(command)}\n{completed.stdout}{completed.stderr}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     figures = {}
     for token in completed.stdout.split():
         if "=" in token:
             key, value = token.split("=", 1)
-            figures[key] = float(value)
-    # RUSAGE_CHILDREN's maxrss is the largest child so far: only meaningful
-    # when it grew, so each tool's peak is also measured on its own below.
-    figures["child_peak_rss_mib"] = max(peak, before) / 1024
+            try:
+                figures[key] = float(value)
+            except ValueError:
+                pass
     return figures
 
 
@@ -43,105 +48,161 @@ def median(samples, key):
     return statistics.median(sample[key] for sample in samples)
 
 
-def row(name, unit, ours, base, better="higher"):
+def row(name, unit, ours, base, better="higher", baseline="baseline"):
     ratio = ours / base if base else float("nan")
-    print(f"  {name:<28} {ours:>12.1f} {unit:<6} baseline {base:>12.1f} {unit:<6} ratio {ratio:5.2f}x ({better} is better)")
+    print(f"  {name:<34} {ours:>10.1f} {unit:<6} {baseline:<10} {base:>10.1f} {unit:<6} ratio {ratio:5.2f}x ({better} is better)")
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.runs = args.runs
+        self.small = f"{args.url}/1k.bin"
+        self.nostore = f"{args.url}/nostore/1k.bin"
+        self.fresh = f"{args.url}/fresh/1k.bin"
+        self.large = f"{args.url}/512m.bin"
+        # Each tool gets a cache directory of its own (XDG_CACHE_HOME), so
+        # "an empty cache" and "an entry left by an earlier run" are exact.
+        self.cache_home = os.path.join(args.scratch, "cache")
+        self.peer_cache_home = os.path.join(args.scratch, "peer-cache")
+
+    def ours(self, *arguments, fresh_cache=False):
+        if fresh_cache:
+            shutil.rmtree(self.cache_home, ignore_errors=True)
+        env = dict(os.environ, XDG_CACHE_HOME=self.cache_home)
+        return run([self.args.swift, *arguments], env=env)
+
+    def peer(self, name, *arguments):
+        shutil.rmtree(self.peer_cache_home, ignore_errors=True)
+        env = dict(os.environ, XDG_CACHE_HOME=self.peer_cache_home)
+        return run([self.args.peers, name, *arguments], env=env)
+
+    def baseline(self, *arguments):
+        return run([self.args.baseline, *arguments])
+
+    # S1: throughput.
+
+    def s1(self):
+        count, concurrency = "20000", "8"
+        base, empty, stale, hits, bypass, ahc, session = [], [], [], [], [], [], []
+        for _ in range(self.runs):
+            base.append(self.baseline("s1", self.small, count, concurrency))
+            empty.append(self.ours("s1", self.nostore, count, concurrency, fresh_cache=True))
+            self.ours("prime-stale", self.nostore, fresh_cache=True)
+            stale.append(self.ours("s1", self.nostore, count, concurrency))
+            hits.append(self.ours("s1", self.fresh, count, concurrency, fresh_cache=True))
+            bypass.append(self.ours("s1", self.nostore, count, concurrency, "bypass", fresh_cache=True))
+            if self.args.peers:
+                ahc.append(self.peer("ahc", "s1", self.nostore, count, concurrency))
+                session.append(self.peer("urlsession", "s1", self.nostore, count, concurrency))
+        print(f"S1: {int(count):,} GETs of 1 KiB, {concurrency} concurrent (baseline: C on libcurl's multi interface, no cache)")
+        b = median(base, "req_per_s")
+        row("default, no-store, empty cache", "req/s", median(empty, "req_per_s"), b)
+        row("default, no-store, stale entry", "req/s", median(stale, "req_per_s"), b)
+        row("default, fresh for an hour (hits)", "req/s", median(hits, "req_per_s"), b)
+        row("bypassing the cache", "req/s", median(bypass, "req_per_s"), b)
+        if ahc:
+            row("AsyncHTTPClient (no-store)", "req/s", median(ahc, "req_per_s"), b)
+            row("URLSession (no-store)", "req/s", median(session, "req_per_s"), b)
+            row("ours vs AsyncHTTPClient", "req/s", median(empty, "req_per_s"), median(ahc, "req_per_s"), baseline="AHC")
+            row("ours vs URLSession", "req/s", median(empty, "req_per_s"), median(session, "req_per_s"), baseline="URLSession")
+        cpu_base = median(base, "cpu_s") / int(count) * 1e6
+        print("  client CPU per request")
+        row("default, no-store, empty cache", "µs", median(empty, "cpu_s") / int(count) * 1e6, cpu_base, "lower")
+        row("default, no-store, stale entry", "µs", median(stale, "cpu_s") / int(count) * 1e6, cpu_base, "lower")
+        row("default, fresh for an hour (hits)", "µs", median(hits, "cpu_s") / int(count) * 1e6, cpu_base, "lower")
+        row("bypassing the cache", "µs", median(bypass, "cpu_s") / int(count) * 1e6, cpu_base, "lower")
+
+    # S2: latency.
+
+    def s2(self):
+        count = "2000"
+        base, empty, stale, bypass, ahc, session = [], [], [], [], [], []
+        for _ in range(self.runs):
+            base.append(self.baseline("s2", self.small, count))
+            empty.append(self.ours("s2", self.nostore, count, fresh_cache=True))
+            self.ours("prime-stale", self.nostore, fresh_cache=True)
+            stale.append(self.ours("s2", self.nostore, count))
+            bypass.append(self.ours("s2", self.nostore, count, "bypass", fresh_cache=True))
+            if self.args.peers:
+                ahc.append(self.peer("ahc", "s2", self.nostore, count))
+                session.append(self.peer("urlsession", "s2", self.nostore, count))
+        print(f"S2: {int(count):,} sequential GETs (baseline: C on libcurl's multi interface)")
+        for key, label in (("p50_us", "p50"), ("p99_us", "p99")):
+            b = median(base, key)
+            row(f"{label}, default, no-store, empty cache", "µs", median(empty, key), b, "lower")
+            row(f"{label}, default, no-store, stale entry", "µs", median(stale, key), b, "lower")
+            row(f"{label}, bypassing the cache", "µs", median(bypass, key), b, "lower")
+            if ahc:
+                row(f"{label}, AsyncHTTPClient", "µs", median(ahc, key), b, "lower")
+                row(f"{label}, URLSession", "µs", median(session, key), b, "lower")
+
+    # S3: download to a file.
+
+    def s3(self):
+        target = os.path.join(self.args.scratch, "download.bin")
+        curl_rates, our_rates, our_rss = [], [], []
+        for _ in range(max(3, self.runs // 2)):
+            curl = subprocess.run(["curl", "-s", "-o", target, "-w", "%{speed_download}", self.large],
+                                  capture_output=True, text=True, check=True, timeout=600)
+            curl_rates.append(float(curl.stdout) / 1e6)
+            os.remove(target)
+            ours = self.ours("s3", self.large, target)
+            our_rates.append(ours["mb_per_s"])
+            our_rss.append(ours["peak_rss_mib"])
+            os.remove(target)
+        curl_rss = peak_rss(["curl", "-s", "-o", target, self.large])
+        os.remove(target)
+        print("S3: 512 MiB download to a file through outputStream, default request (baseline: curl -o)")
+        row("throughput", "MB/s", statistics.median(our_rates), statistics.median(curl_rates))
+        row("peak RSS", "MiB", statistics.median(our_rss), curl_rss, "lower")
+
+    # S4: multipart upload from a file.
+
+    def s4(self):
+        upload = os.path.join(self.args.scratch, "upload-1g.bin")
+        sink = f"{self.args.url}/upload"
+        size = os.path.getsize(upload)
+        curl_rates, our_rates, our_rss = [], [], []
+        for _ in range(3):
+            curl = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{time_total}", "-F", f"file=@{upload}", sink],
+                                  capture_output=True, text=True, check=True, timeout=600)
+            curl_rates.append(size / float(curl.stdout) / 1e6)
+            ours = self.ours("s4", sink, upload)
+            our_rates.append(ours["mb_per_s"])
+            our_rss.append(ours["peak_rss_mib"])
+        curl_rss = peak_rss(["curl", "-s", "-o", "/dev/null", "-F", f"file=@{upload}", sink])
+        print("S4: 1 GiB multipart upload streamed from a file (baseline: curl -F)")
+        row("throughput", "MB/s", statistics.median(our_rates), statistics.median(curl_rates))
+        row("peak RSS", "MiB", statistics.median(our_rss), curl_rss, "lower")
+
+    # S5: latency while a throttled upload runs.
+
+    def s5(self):
+        samples = [self.ours("s5", self.small, f"{self.args.url}/upload-whole", "200") for _ in range(3)]
+        print("S5: 200 sequential GETs while a multipart upload throttled to 16 KiB / 50 ms runs (baseline: the same GETs idle)")
+        for key, label in (("p50", "p50"), ("p90", "p90"), ("mean", "mean")):
+            row(f"latency {label}", "µs", median(samples, f"loaded_{key}_us"), median(samples, f"idle_{key}_us"), "lower", "idle")
+        if not all(sample.get("upload_still_running") == 1 for sample in samples):
+            print("  (the throttled upload ended before the last GET: the GETs were slowed enough to outlast it)")
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", required=True)
     parser.add_argument("--swift", required=True)
+    parser.add_argument("--peers", default="")
     parser.add_argument("--url", required=True)
     parser.add_argument("--scratch", required=True)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    # BENCH_ONLY=s1,s5 runs only those scenarios (for quick iterations; quote full runs).
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").lower().split(",")))
-    wanted = lambda name: not only or name in only
-    small = f"{args.url}/1k.bin"
-    large = f"{args.url}/512m.bin"
-    runs = args.runs
-
-    print(f"AFNetworking for Linux benchmarks — medians of {runs} alternating runs, release build, local nginx")
-
-    if wanted("s1"):
-        s1(args, small, runs)
-    if wanted("s2"):
-        s2(args, small, runs)
-    if wanted("s3"):
-        s3(args, large, runs)
-    if wanted("s4"):
-        s4(args)
-    if wanted("s5"):
-        s5(args, small)
-
-
-def s1(args, small, runs):
-    base, ours = [], []
-    for _ in range(runs):
-        base.append(run([args.baseline, "s1", small, "20000", "8"]))
-        ours.append(run([args.swift, "s1", small, "20000", "8"]))
-    print("S1: 20,000 GETs of 1 KiB, 8 concurrent (baseline: C on libcurl's multi interface)")
-    row("throughput", "req/s", median(ours, "req_per_s"), median(base, "req_per_s"))
-    row("client CPU", "s", median(ours, "cpu_s"), median(base, "cpu_s"), "lower")
-
-
-def s2(args, small, runs):
-    base, ours = [], []
-    for _ in range(runs):
-        base.append(run([args.baseline, "s2", small, "2000"]))
-        ours.append(run([args.swift, "s2", small, "2000"]))
-    print("S2: 2,000 sequential GETs (baseline: C on libcurl's multi interface)")
-    row("latency p50", "µs", median(ours, "p50_us"), median(base, "p50_us"), "lower")
-    row("latency p99", "µs", median(ours, "p99_us"), median(base, "p99_us"), "lower")
-
-
-def s3(args, large, runs):
-    target = os.path.join(args.scratch, "download.bin")
-    curl_rates, our_rates, curl_rss, our_rss = [], [], [], []
-    for _ in range(max(3, runs // 2)):
-        curl = subprocess.run(["curl", "-s", "-o", target, "-w", "%{speed_download}", large],
-                              capture_output=True, text=True, check=True, timeout=600)
-        curl_rates.append(float(curl.stdout) / 1e6)
-        os.remove(target)
-        ours_run = run([args.swift, "s3", large, target])
-        our_rates.append(ours_run["mb_per_s"])
-        our_rss.append(ours_run["peak_rss_mib"])
-        os.remove(target)
-    curl_rss.append(peak_rss(["curl", "-s", "-o", target, large]))
-    os.remove(target)
-    print("S3: 512 MiB download to a file through outputStream (baseline: curl -o)")
-    row("throughput", "MB/s", statistics.median(our_rates), statistics.median(curl_rates))
-    row("peak RSS", "MiB", statistics.median(our_rss), statistics.median(curl_rss), "lower")
-
-
-def s4(args):
-    upload = os.path.join(args.scratch, "upload-1g.bin")
-    sink = f"{args.url}/upload"
-    size = os.path.getsize(upload)
-    curl_rates, our_rates, our_rss = [], [], []
-    for _ in range(3):
-        curl = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{time_total}", "-F", f"file=@{upload}", sink],
-                              capture_output=True, text=True, check=True, timeout=600)
-        curl_rates.append(size / float(curl.stdout) / 1e6)
-        ours_run = run([args.swift, "s4", sink, upload])
-        our_rates.append(ours_run["mb_per_s"])
-        our_rss.append(ours_run["peak_rss_mib"])
-    curl_rss = peak_rss(["curl", "-s", "-o", "/dev/null", "-F", f"file=@{upload}", sink])
-    print("S4: 1 GiB multipart upload streamed from a file (baseline: curl -F)")
-    row("throughput", "MB/s", statistics.median(our_rates), statistics.median(curl_rates))
-    row("peak RSS", "MiB", statistics.median(our_rss), curl_rss, "lower")
-
-
-def s5(args, small):
-    samples = [run([args.swift, "s5", small, f"{args.url}/upload-whole", "200"]) for _ in range(3)]
-    print("S5: 200 sequential GETs while a multipart upload throttled to 16 KiB / 50 ms runs (baseline: the same GETs idle)")
-    row("latency p50", "µs", median(samples, "loaded_p50_us"), median(samples, "idle_p50_us"), "lower")
-    row("latency p90", "µs", median(samples, "loaded_p90_us"), median(samples, "idle_p90_us"), "lower")
-    row("latency mean", "µs", median(samples, "loaded_mean_us"), median(samples, "idle_mean_us"), "lower")
-    if not all(sample.get("upload_still_running") == 1 for sample in samples):
-        print("  (the throttled upload ended before the last GET: the GETs were slowed enough to outlast it)")
+    bench = Bench(args)
+    print(f"AFNetworking for Linux benchmarks — medians of {args.runs} alternating runs, release build, local nginx")
+    for name in ("s1", "s2", "s3", "s4", "s5"):
+        if not only or name in only:
+            getattr(bench, name)()
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

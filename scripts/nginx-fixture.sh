@@ -33,6 +33,16 @@ http {
     server {
         listen 127.0.0.1:$NGINX_PORT;
         root $NGINX_DIR/www;
+        # The same 1 KiB file as an API would serve it (not storable), and as
+        # a static asset fresh for an hour.
+        location /nostore/ {
+            alias $NGINX_DIR/www/;
+            add_header Cache-Control no-store;
+        }
+        location /fresh/ {
+            alias $NGINX_DIR/www/;
+            add_header Cache-Control "max-age=3600";
+        }
         # An upload sink: the body is read and discarded.
         location = /upload {
             client_max_body_size 0;

@@ -6,13 +6,18 @@ import FoundationNetworking
 
 // The Swift side of `make bench`: the same workloads as Benchmarks/C/baseline.c,
 // through HTTPRequestOperation on an OperationQueue. One line of key=value
-// figures per run, parsed by scripts/bench.sh.
+// figures per run, parsed by scripts/bench.py.
 //
-//   afn-bench s1 URL COUNT CONCURRENCY
-//   afn-bench s2 URL COUNT
+// Requests are written as users write them — `URLRequest(url:)`, the default
+// cache policy and `URLCache.shared` — unless `bypass` is given, which sets
+// `.reloadIgnoringLocalAndRemoteCacheData` as the C baseline (it has no cache).
+//
+//   afn-bench s1 URL COUNT CONCURRENCY [bypass]
+//   afn-bench s2 URL COUNT [bypass]
 //   afn-bench s3 URL FILE
-//   afn-bench s4 URL FILE      (multipart upload of FILE)
-//   afn-bench s5 URL UPLOAD_URL COUNT   (GET latency idle, then while a throttled upload runs)
+//   afn-bench s4 URL FILE                  (multipart upload of FILE)
+//   afn-bench s5 URL UPLOAD_URL COUNT      (GET latency idle, then while a throttled upload runs)
+//   afn-bench prime-stale URL              (leave a stale entry for URL in URLCache.shared, as an earlier run would)
 
 func cpuSeconds() -> Double {
     var usage = rusage()
@@ -29,31 +34,10 @@ func peakRSSMiB() -> Double {
 
 let callbacks = DispatchQueue(label: "bench.callbacks", attributes: .concurrent)
 
-func throughput(_ url: URL, count: Int, concurrency: Int) -> Int32 {
-    let queue = OperationQueue()
-    queue.maxConcurrentOperationCount = concurrency
-    // The harness wakes the main thread once, at the end, so that its own
-    // cost stays out of the figures (the C baseline has no such cost either).
-    let done = DispatchSemaphore(value: 0)
-    let tally = Tally(count: count, done: done)
+func makeRequest(_ url: URL, bypass: Bool) -> URLRequest {
     var request = URLRequest(url: url)
-    // The C baseline has no cache; neither may this side.
-    request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-    let started = Date(), cpu0 = cpuSeconds()
-    var operations: [Operation] = []
-    operations.reserveCapacity(count)
-    for _ in 0..<count {
-        let operation = HTTPRequestOperation(request: request)
-        operation.completionQueue = callbacks
-        operation.setCompletionBlockWithSuccess({ _, _ in tally.record(failed: false) }, failure: { _, _ in tally.record(failed: true) })
-        operations.append(operation)
-    }
-    queue.addOperations(operations, waitUntilFinished: false)
-    done.wait()
-    let wall = Date().timeIntervalSince(started), cpu = cpuSeconds() - cpu0
-    let failures = tally.failures
-    print(String(format: "requests=%d failed=%d wall=%.3f req_per_s=%.0f cpu_s=%.3f", count, failures, wall, Double(count) / wall, cpu))
-    return failures == 0 ? 0 : 1
+    if bypass { request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData }
+    return request
 }
 
 /// Counts finished requests from the callback queue.
@@ -81,13 +65,38 @@ final class Tally: @unchecked Sendable {
     var failures: Int { lock.lock(); defer { lock.unlock() }; return failed }
 }
 
-func latency(_ url: URL, count: Int) -> Int32 {
+func throughput(_ url: URL, count: Int, concurrency: Int, bypass: Bool) -> Int32 {
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = concurrency
+    // The harness wakes the main thread once, at the end, so that its own
+    // cost stays out of the figures (the C baseline has no such cost either).
+    let done = DispatchSemaphore(value: 0)
+    let tally = Tally(count: count, done: done)
+    let request = makeRequest(url, bypass: bypass)
+    let started = Date(), cpu0 = cpuSeconds()
+    var operations: [Operation] = []
+    operations.reserveCapacity(count)
+    for _ in 0..<count {
+        let operation = HTTPRequestOperation(request: request)
+        operation.completionQueue = callbacks
+        operation.setCompletionBlockWithSuccess({ _, _ in tally.record(failed: false) }, failure: { _, _ in tally.record(failed: true) })
+        operations.append(operation)
+    }
+    queue.addOperations(operations, waitUntilFinished: false)
+    done.wait()
+    let wall = Date().timeIntervalSince(started), cpu = cpuSeconds() - cpu0
+    let failures = tally.failures
+    print(String(format: "requests=%d failed=%d wall=%.3f req_per_s=%.0f cpu_s=%.3f", count, failures, wall, Double(count) / wall, cpu))
+    return failures == 0 ? 0 : 1
+}
+
+/// p50, p99, p90, mean (µs) and wall time (s) of `count` sequential GETs.
+func sequentialLatency(_ url: URL, count: Int, bypass: Bool) -> (p50: Double, p99: Double, p90: Double, mean: Double, wall: Double, failures: Int) {
+    let wallStart = Date()
+    let request = makeRequest(url, bypass: bypass)
     var samples: [Double] = []
     samples.reserveCapacity(count)
     var failures = 0
-    var request = URLRequest(url: url)
-    // The C baseline has no cache; neither may this side.
-    request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
     let done = DispatchSemaphore(value: 0)
     for _ in 0..<count {
         let started = DispatchTime.now().uptimeNanoseconds
@@ -100,14 +109,18 @@ func latency(_ url: URL, count: Int) -> Int32 {
         samples.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1000)
     }
     samples.sort()
-    print(String(format: "requests=%d failed=%d p50_us=%.1f p99_us=%.1f", count, failures, samples[count / 2], samples[count * 99 / 100]))
-    return failures == 0 ? 0 : 1
+    return (samples[count / 2], samples[count * 99 / 100], samples[count * 9 / 10], samples.reduce(0, +) / Double(count),
+            Date().timeIntervalSince(wallStart), failures)
+}
+
+func latency(_ url: URL, count: Int, bypass: Bool) -> Int32 {
+    let result = sequentialLatency(url, count: count, bypass: bypass)
+    print(String(format: "requests=%d failed=%d p50_us=%.1f p99_us=%.1f", count, result.failures, result.p50, result.p99))
+    return result.failures == 0 ? 0 : 1
 }
 
 func download(_ url: URL, to path: String) -> Int32 {
-    var request = URLRequest(url: url)
-    request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-    let operation = HTTPRequestOperation(request: request)
+    let operation = HTTPRequestOperation(request: URLRequest(url: url))
     operation.completionQueue = callbacks
     operation.outputStream = OutputStream(toFileAtPath: path, append: false)
     let done = DispatchSemaphore(value: 0)
@@ -117,6 +130,7 @@ func download(_ url: URL, to path: String) -> Int32 {
     done.wait()
     let wall = Date().timeIntervalSince(started)
     let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    if let error = operation.error { FileHandle.standardError.write(Data("download failed: \(error)\n".utf8)) }
     print(String(format: "bytes=%d wall=%.3f mb_per_s=%.1f peak_rss_mib=%.1f failed=%d", size, wall,
                  Double(size) / wall / 1_000_000, peakRSSMiB(), operation.error == nil ? 0 : 1))
     return operation.error == nil ? 0 : 1
@@ -148,30 +162,10 @@ func multipartUpload(_ url: URL, file: String) -> Int32 {
     return operation.error == nil ? 0 : 1
 }
 
-/// p50, p90, mean (µs) and wall time (s) of `count` sequential GETs.
-func sequentialLatency(_ url: URL, count: Int) -> (p50: Double, p90: Double, mean: Double, wall: Double) {
-    let wallStart = Date()
-    var request = URLRequest(url: url)
-    request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-    var samples: [Double] = []
-    let done = DispatchSemaphore(value: 0)
-    for _ in 0..<count {
-        let started = DispatchTime.now().uptimeNanoseconds
-        let operation = HTTPRequestOperation(request: request)
-        operation.completionQueue = callbacks
-        operation.setCompletionBlockWithSuccess({ _, _ in done.signal() }, failure: { _, _ in done.signal() })
-        operation.start()
-        done.wait()
-        samples.append(Double(DispatchTime.now().uptimeNanoseconds - started) / 1000)
-    }
-    samples.sort()
-    return (samples[count / 2], samples[count * 9 / 10], samples.reduce(0, +) / Double(count), Date().timeIntervalSince(wallStart))
-}
-
 /// GET latency with nothing else running, then while a multipart upload
 /// throttled to 16 KiB every 50 ms (about 4 s for 1.25 MiB) is under way.
 func latencyDuringThrottledUpload(_ url: URL, upload: URL, count: Int) -> Int32 {
-    let idle = sequentialLatency(url, count: count)
+    let idle = sequentialLatency(url, count: count, bypass: true)
     let request: URLRequest
     do {
         request = try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: upload.absoluteString, parameters: nil) { form in
@@ -186,7 +180,7 @@ func latencyDuringThrottledUpload(_ url: URL, upload: URL, count: Int) -> Int32 
     uploading.completionQueue = callbacks
     uploading.start()
     Thread.sleep(forTimeInterval: 0.2)
-    let loaded = sequentialLatency(url, count: count)
+    let loaded = sequentialLatency(url, count: count, bypass: true)
     let stillRunning = uploading.isExecuting
     uploading.cancel()
     print(String(format: "idle_p50_us=%.1f loaded_p50_us=%.1f idle_p90_us=%.1f loaded_p90_us=%.1f idle_mean_us=%.1f loaded_mean_us=%.1f idle_wall_s=%.3f loaded_wall_s=%.3f upload_still_running=%d",
@@ -194,22 +188,43 @@ func latencyDuringThrottledUpload(_ url: URL, upload: URL, count: Int) -> Int32 
     return 0
 }
 
+/// Leaves in `URLCache.shared` what an earlier run of a program would have
+/// left for `url`: an entry, stale by now, with a validator — so the next
+/// run's first request revalidates it.
+func primeStaleEntry(_ url: URL) -> Int32 {
+    let old = "Mon, 02 Jan 2023 10:00:00 GMT"
+    guard let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [
+        "Content-Type": "application/octet-stream", "Date": old, "Last-Modified": old, "ETag": "\"earlier-run\"", "Cache-Control": "max-age=60",
+    ]) else { return 1 }
+    let cached = CachedURLResponse(response: response, data: Data(repeating: 1, count: 1024), userInfo: nil, storagePolicy: .allowed)
+    URLCache.shared.storeCachedResponse(cached, for: URLRequest(url: url))
+    // corelibs writes the entry asynchronously; give it a moment before exiting.
+    let deadline = Date().addingTimeInterval(5)
+    while URLCache.shared.cachedResponse(for: URLRequest(url: url)) == nil && Date() < deadline { usleep(10_000) }
+    Thread.sleep(forTimeInterval: 0.5)
+    print("primed=1")
+    return 0
+}
+
 let arguments = CommandLine.arguments
-guard arguments.count >= 4, let url = URL(string: arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY | s2 URL COUNT | s3 URL FILE | s4 URL FILE | s5 URL UPLOAD_URL COUNT\n".utf8))
+guard arguments.count >= 3, let url = URL(string: arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY [bypass] | s2 URL COUNT [bypass] | s3 URL FILE | s4 URL FILE | s5 URL UPLOAD_URL COUNT | prime-stale URL\n".utf8))
     exit(2)
 }
+let bypass = arguments.last == "bypass"
 switch arguments[1] {
 case "s1" where arguments.count >= 5:
-    exit(throughput(url, count: Int(arguments[3]) ?? 20_000, concurrency: Int(arguments[4]) ?? 8))
-case "s2":
-    exit(latency(url, count: Int(arguments[3]) ?? 2_000))
-case "s3":
+    exit(throughput(url, count: Int(arguments[3]) ?? 20_000, concurrency: Int(arguments[4]) ?? 8, bypass: bypass))
+case "s2" where arguments.count >= 4:
+    exit(latency(url, count: Int(arguments[3]) ?? 2_000, bypass: bypass))
+case "s3" where arguments.count >= 4:
     exit(download(url, to: arguments[3]))
-case "s4":
+case "s4" where arguments.count >= 4:
     exit(multipartUpload(url, file: arguments[3]))
 case "s5" where arguments.count >= 5:
     exit(latencyDuringThrottledUpload(url, upload: URL(string: arguments[3]) ?? url, count: Int(arguments[4]) ?? 200))
+case "prime-stale":
+    exit(primeStaleEntry(url))
 default:
     FileHandle.standardError.write(Data("unknown scenario \(arguments[1])\n".utf8))
     exit(2)

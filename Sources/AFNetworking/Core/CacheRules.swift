@@ -5,7 +5,8 @@ import FoundationNetworking
 #endif
 
 /// HTTP caching decisions for `URLRequest.cachePolicy` with `URLCache.shared`
-/// (RFC 9111 for a private cache, as NSURLConnection applies it).
+/// (RFC 9111 for a private cache, as NSURLConnection applies it), answered
+/// from the cache's in-memory `CacheIndex`.
 enum CacheRules {
     enum Plan {
         case load
@@ -17,24 +18,12 @@ enum CacheRules {
 
     /// `userInfo` key of a cached response: the security policy it was fetched under.
     static let policyKey = "AFNetworkingSecurityPolicy"
+    /// The tag of OpenSSL's standard verification (the default policy).
+    static let standardTag = "standard"
 
     /// A policy's tag: the standard policy's, or the handshake fingerprint.
     static func policyTag(_ policy: SecurityPolicy) -> String {
-        policy.isStandardVerification ? "standard" : policy.handshakeFingerprint
-    }
-
-    /// A response fetched under one security policy is never served to a
-    /// request under another (a cache hit would skip the handshake's checks).
-    ///
-    /// swift-corelibs-foundation's `URLCache` keys entries by host, port and
-    /// path only (not the scheme or the query), so it may return another URL's
-    /// entry: an entry only counts when its response is for exactly this URL.
-    private static func cachedResponse(for request: URLRequest, in cache: URLCache, policy: SecurityPolicy) -> CachedURLResponse? {
-        guard let cached = cache.cachedResponse(for: request),
-              let storedURL = cached.response.url, let wanted = request.url,
-              storedURL.absoluteString == wanted.absoluteString else { return nil }
-        let tag = cached.userInfo?[policyKey] as? String ?? "standard"
-        return tag == policyTag(policy) ? cached : nil
+        policy.isStandardVerification ? standardTag : policy.handshakeFingerprint
     }
 
     /// Whether `URLCache` may answer the request at all: a GET that is not
@@ -47,23 +36,31 @@ enum CacheRules {
         return (request.httpMethod ?? "GET").uppercased() == "GET" && request.value(forHTTPHeaderField: "Range") == nil
     }
 
-    static func plan(for request: URLRequest, cache: URLCache, policy: SecurityPolicy, now: Date = Date()) -> Plan {
-        guard mayConsultCache(for: request) else { return .load }
+    /// What to do for `request` under `policyTag` with `cache`. Off the network
+    /// thread: the first question about a URL may read the disk.
+    static func plan(for request: URLRequest, cache: URLCache, policyTag: String, now: Date = Date()) -> Plan {
+        guard mayConsultCache(for: request), let key = request.url?.absoluteString else { return .load }
+        let index = CacheIndex.index(for: cache)
+        var entry: CacheIndex.Entry?
+        switch index.lookup(key) {
+        case .entry(let known): entry = known
+        case .absent: entry = nil
+        case .unknown: entry = index.load(request, key: key)
+        }
+        // A response fetched under one security policy is never served to a
+        // request under another (a cache hit would skip the handshake's checks).
+        if let known = entry, known.policyTag != policyTag { entry = nil }
         switch request.cachePolicy {
         case .returnCacheDataDontLoad:
-            if let cached = cachedResponse(for: request, in: cache, policy: policy) { return .useCached(cached) }
+            if let entry { return .useCached(entry.cached) }
             return .fail(TransportErrors.make(NSURLErrorResourceUnavailable, url: request.url, underlying: nil,
                                               description: "The resource is not in the cache and the request may not load it."))
         case .returnCacheDataElseLoad:
-            return cachedResponse(for: request, in: cache, policy: policy).map(Plan.useCached) ?? .load
+            return entry.map { .useCached($0.cached) } ?? .load
         default:
-            guard let cached = cachedResponse(for: request, in: cache, policy: policy),
-                  let response = cached.response as? HTTPURLResponse else { return .load }
-            let directives = cacheControl(response)
-            if !directives.contains("no-cache"), let lifetime = freshnessLifetime(response), age(response, now: now) < lifetime {
-                return .useCached(cached)
-            }
-            if let conditional = conditionalRequest(request, validating: response) { return .revalidate(cached, conditional) }
+            guard let entry else { return .load }
+            if entry.freshness.isFresh(at: now) { return .useCached(entry.cached) }
+            if let conditional = conditionalRequest(request, validating: entry.freshness) { return .revalidate(entry.cached, conditional) }
             return .load
         }
     }
@@ -75,22 +72,39 @@ enum CacheRules {
         guard head.statusCode == 200, request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData,
               (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
         if head.value(forField: "cache-control")?.lowercased().contains("no-store") == true { return false }
+        if request.value(forHTTPHeaderField: "Cache-Control")?.lowercased().contains("no-store") == true { return false }
         return ["cache-control", "expires", "etag", "last-modified"].contains { head.value(forField: $0) != nil }
     }
 
-    /// Whether a response may be stored for this request.
-    static func isStorable(_ response: HTTPURLResponse, for request: URLRequest) -> Bool {
-        guard (request.httpMethod ?? "GET").uppercased() == "GET", response.statusCode == 200,
-              request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData else { return false }
-        let requestDirectives = request.value(forHTTPHeaderField: "Cache-Control").map(directives(in:)) ?? []
-        return !cacheControl(response).contains("no-store") && !requestDirectives.contains("no-store")
+    /// What a response does to the cache entry of its URL (RFC 9111 §3, §4.4).
+    enum Effect {
+        /// Store it.
+        case store
+        /// Whatever was stored for the URL is obsolete: a fresh answer that
+        /// may not be stored, or an unsafe method that changed the resource.
+        case invalidate
+        /// Nothing (an error status to a GET, a request that bypassed the cache).
+        case none
     }
 
-    static func conditionalRequest(_ request: URLRequest, validating response: HTTPURLResponse) -> URLRequest? {
+    static func effect(of head: ReceivedResponse, for request: URLRequest) -> Effect {
+        let method = (request.httpMethod ?? "GET").uppercased()
+        switch method {
+        case "GET":
+            guard request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData, head.statusCode == 200 else { return .none }
+            return mayStore(head, for: request) ? .store : .invalidate
+        case "HEAD", "OPTIONS", "TRACE":
+            return .none
+        default:
+            return (200..<400).contains(head.statusCode) ? .invalidate : .none
+        }
+    }
+
+    static func conditionalRequest(_ request: URLRequest, validating freshness: CacheFreshness) -> URLRequest? {
         var conditional = request
-        if let tag = response.value(forHTTPHeaderField: "ETag") {
+        if let tag = freshness.etag {
             conditional.setValue(tag, forHTTPHeaderField: "If-None-Match")
-        } else if let modified = response.value(forHTTPHeaderField: "Last-Modified") {
+        } else if let modified = freshness.lastModified {
             conditional.setValue(modified, forHTTPHeaderField: "If-Modified-Since")
         } else {
             return nil
@@ -98,48 +112,9 @@ enum CacheRules {
         return conditional
     }
 
-    /// max-age, else Expires − Date, else 10% of Date − Last-Modified (the usual heuristic).
-    static func freshnessLifetime(_ response: HTTPURLResponse) -> TimeInterval? {
-        for directive in cacheControl(response) where directive.hasPrefix("max-age=") {
-            return TimeInterval(directive.dropFirst(8))
-        }
-        let date = response.value(forHTTPHeaderField: "Date").flatMap(httpDate)
-        if let expires = response.value(forHTTPHeaderField: "Expires") {
-            guard let expiry = httpDate(expires), let date else { return 0 }
-            return expiry.timeIntervalSince(date)
-        }
-        if let modified = response.value(forHTTPHeaderField: "Last-Modified").flatMap(httpDate), let date {
-            return max(0, date.timeIntervalSince(modified)) / 10
-        }
-        return nil
-    }
-
-    private static func age(_ response: HTTPURLResponse, now: Date) -> TimeInterval {
-        let stated = response.value(forHTTPHeaderField: "Age").flatMap(TimeInterval.init) ?? 0
-        let apparent = response.value(forHTTPHeaderField: "Date").flatMap(httpDate).map { max(0, now.timeIntervalSince($0)) } ?? 0
-        return max(stated, apparent)
-    }
-
-    private static func cacheControl(_ response: HTTPURLResponse) -> [String] {
-        response.value(forHTTPHeaderField: "Cache-Control").map(directives(in:)) ?? []
-    }
-
-    private static func directives(in value: String) -> [String] {
-        value.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-    }
-
-    private static let dateFormatter: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter
-    }()
-    private static let dateLock = NSLock()
-
-    static func httpDate(_ text: String) -> Date? {
-        dateLock.lock()
-        defer { dateLock.unlock() }
-        return dateFormatter.date(from: text)
+    /// A Cache-Control value's directives, lowercased and trimmed.
+    static func directives(in value: String?) -> [String] {
+        guard let value, !value.isEmpty else { return [] }
+        return value.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
     }
 }

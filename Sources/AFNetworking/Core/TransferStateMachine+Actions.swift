@@ -83,6 +83,8 @@ extension TransferStateMachine {
         var originalRequest: URLRequest?
         /// Whether the answer came from `URLCache` (and is not stored again).
         var servedFromCache = false
+        /// The 304 that confirmed a cached entry, when one did.
+        var revalidatedBy: ReceivedResponse?
 
         init(failure error: NSError, response: ResponseValue? = nil, request: URLRequest, journey: Journey? = nil) {
             self.error = error

@@ -151,7 +151,10 @@ extension TransferStateMachine {
             hop = updatedHop
         }
         if hop.revalidates && response.statusCode == 304, let cached = journey.revalidating {
-            return deliver(Outcome(cached: cached, journey: journey))
+            var outcome = Outcome(cached: cached, journey: journey)
+            outcome.revalidatedBy = response
+            outcome.finalRequest = hop.request
+            return deliver(outcome)
         }
         switch hop.route {
         case .held:

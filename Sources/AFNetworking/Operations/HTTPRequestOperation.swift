@@ -22,7 +22,9 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
     public typealias FailureBlock = @Sendable (HTTPRequestOperation, Error) -> Void
 
     private struct HTTPState {
-        var responseSerializer: HTTPResponseSerializer = HTTPResponseSerializer()
+        /// nil until set or read: the default serializer's work needs no
+        /// object of its own (`defaultSerializer`).
+        var responseSerializer: HTTPResponseSerializer?
         /// The serializer's result, computed once (nil: not yet).
         var serialized: Result<SerializedObject, Error>?
         var success: SuccessBlock?
@@ -37,6 +39,9 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
     }
 
     private let http = LockedState(HTTPState())
+
+    /// Never handed out: mutations go to an operation's own serializer.
+    private static let defaultSerializer = HTTPResponseSerializer()
 
     /// Creates an operation for `request` with an `HTTPResponseSerializer`.
     public required init(request: URLRequest) {
@@ -66,7 +71,14 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
     /// one serializer with its operations (as 2.7); serializers are
     /// thread-safe. Setting it discards an object already computed.
     public var responseSerializer: HTTPResponseSerializer {
-        get { http.withLock { $0.responseSerializer } }
+        get {
+            http.withLock { http in
+                if let serializer = http.responseSerializer { return serializer }
+                let serializer = HTTPResponseSerializer()
+                http.responseSerializer = serializer
+                return serializer
+            }
+        }
         set {
             http.withLock { http in
                 http.responseSerializer = newValue
@@ -108,16 +120,29 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
     private func serializeIfNeeded() -> Result<SerializedObject, Error>? {
         if let cached = http.withLock({ $0.serialized }) { return cached }
         // Only once the output is final and the transport succeeded.
-        let (ready, data) = core.withLock { core -> (Bool, Data?) in
+        let (ready, data, head) = core.withLock { core -> (Bool, Data?, ReceivedResponse?) in
             switch core.machine.state {
-            case .completing(let outcome), .finished(let outcome): return (outcome.error == nil, outcome.memoryBody)
-            default: return (false, nil)
+            case .completing(let outcome), .finished(let outcome):
+                if case .received(let head)? = outcome.response { return (outcome.error == nil, outcome.memoryBody, head) }
+                return (outcome.error == nil, outcome.memoryBody, nil)
+            default:
+                return (false, nil, nil)
             }
         }
         guard ready else { return nil }
-        let serializer = responseSerializer
-        let response = self.response
-        let result = Result { SerializedObject(value: try serializer.responseObject(for: response, data: data)) }
+        // An operation whose serializer nobody set or read validates as a
+        // fresh HTTPResponseSerializer would; one shared instance does that.
+        let serializer = http.withLock { $0.responseSerializer } ?? HTTPRequestOperation.defaultSerializer
+        let result: Result<SerializedObject, Error>
+        if let head, serializer.readsReceivedHeads {
+            // The library's own serializers read the received head: no
+            // HTTPURLResponse is built unless the caller asks for `response`
+            // or an error needs it.
+            result = Result { SerializedObject(value: try serializer.responseObject(forReceived: ResponseSummary(head), data: data)) }
+        } else {
+            let response = self.response
+            result = Result { SerializedObject(value: try serializer.responseObject(for: response, data: data)) }
+        }
         return http.withLock { http in
             if http.serialized == nil { http.serialized = result }
             return http.serialized

@@ -51,46 +51,58 @@ extension URLConnectionOperation {
         }
     }
 
-    /// Stores the final response's cookies and, when it may be cached, the
-    /// response in `URLCache.shared`. Off the network thread, before the
-    /// operation finishes, so a request started after it sees both.
+    /// Stores the final response's cookies and updates the cache: stores a
+    /// storable answer, refreshes an entry a 304 confirmed, drops an entry a
+    /// newer answer made obsolete. Off the network thread, before the
+    /// operation finishes, so a request started after it sees all of it.
     func recordResponse(_ outcome: TransferStateMachine.Outcome) {
         NetworkThread.assertNotCurrent()
+        if let confirmation = outcome.revalidatedBy, let request = outcome.finalRequest {
+            CookieHandling.store(from: confirmation, for: request)
+            if let key = outcome.originalRequest?.url?.absoluteString {
+                CacheIndex.index(for: URLCache.shared).refresh(key: key, with: confirmation, receivedAt: Date())
+            }
+            return
+        }
         guard !outcome.servedFromCache, case .received(let head)? = outcome.response else { return }
         if let request = outcome.finalRequest {
             CookieHandling.store(from: head, for: request)
         }
-        guard outcome.error == nil, let data = outcome.memoryBody, let original = outcome.originalRequest,
-              CacheRules.mayStore(head, for: original) else { return }
-        storeInCache(head, data: data, for: original)
+        guard outcome.error == nil, let original = outcome.originalRequest else { return }
+        let key = head.url.absoluteString
+        switch CacheRules.effect(of: head, for: original) {
+        case .none:
+            return
+        case .invalidate:
+            CacheIndex.index(for: URLCache.shared).invalidate(original, key: key)
+        case .store:
+            guard let data = outcome.memoryBody else { return }
+            storeInCache(head, data: data, for: original)
+        }
     }
 
     /// Stores the response, through the cache-response block if one is set.
     private func storeInCache(_ head: ReceivedResponse, data: Data, for original: URLRequest) {
         let (block, policy) = settings.withLock { ($0.cacheResponse, $0.securityPolicy) }
-        let cache = URLCache.shared
-        // As Apple's URLCache: nothing larger than 5% of the cache, so one big
-        // download never evicts everything else or stalls its completion on a
-        // multi-megabyte disk write.
-        guard let response = head.httpURLResponse, CacheRules.isStorable(response, for: original),
-              data.count <= max(cache.memoryCapacity, cache.diskCapacity) / 20 else { return }
+        guard let response = head.httpURLResponse else { return }
         // Stored under the URL that produced it (after any redirect), and
         // tagged with the security policy it was fetched under.
         var key = original
         key.url = response.url ?? original.url
-        let userInfo: [AnyHashable: Any] = [CacheRules.policyKey: CacheRules.policyTag(policy)]
+        let tag = policy.map(CacheRules.policyTag) ?? CacheRules.standardTag
+        let userInfo: [AnyHashable: Any] = [CacheRules.policyKey: tag]
         var cached: CachedURLResponse? = CachedURLResponse(response: response, data: data, userInfo: userInfo, storagePolicy: .allowed)
         if let block, let proposed = cached { cached = block(self, proposed) }
-        guard let cached, !isCancelled else { return }
-        cache.storeCachedResponse(cached, for: key)
+        guard let cached, !isCancelled, let keyString = key.url?.absoluteString else { return }
+        CacheIndex.index(for: URLCache.shared).store(cached, for: key, key: keyString, policyTag: tag, receivedAt: Date())
     }
 
-    /// Asks `URLCache.shared` for the request (off the network thread: the
-    /// cache reads its disk) and tells the machine.
+    /// Asks the cache about the request (off the network thread: the first
+    /// question about a URL may read the disk) and tells the machine.
     func lookUpCache(for request: URLRequest) {
         NetworkThread.assertNotCurrent()
         let policy = settings.withLock { $0.securityPolicy }
-        let plan = CacheRules.plan(for: request, cache: .shared, policy: policy)
+        let plan = CacheRules.plan(for: request, cache: .shared, policyTag: policy.map(CacheRules.policyTag) ?? CacheRules.standardTag)
         handle { $0.machine.cacheLookupFinished(plan) }
     }
 }

@@ -63,9 +63,13 @@ extension URLConnectionOperation {
     /// the 2.7 start/finish notifications.
     func announce(_ change: PhaseChange) {
         guard change.before != change.after else { return }
+        // Leaving `ready` is not announced: swift-corelibs-foundation answers
+        // a change of isReady by rescheduling the whole queue, which matters
+        // only when an operation becomes ready (and is wasted on every start).
+        let leaving = change.before == .ready ? nil : change.before.keyPath
         willChangeValue(forKey: change.after.keyPath)
-        willChangeValue(forKey: change.before.keyPath)
-        didChangeValue(forKey: change.before.keyPath)
+        if let leaving { willChangeValue(forKey: leaving) }
+        if let leaving { didChangeValue(forKey: leaving) }
         didChangeValue(forKey: change.after.keyPath)
         if change.after == .executing {
             MainQueueNotifier.shared.post(.AFNetworkingOperationDidStart, object: self)

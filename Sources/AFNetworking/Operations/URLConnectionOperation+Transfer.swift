@@ -34,7 +34,7 @@ extension URLConnectionOperation {
         options.tag = hop.tag
         options.credentials = hop.credentials
         options.reportsUploadProgress = reportsUpload
-        options.tls = policy.transferVerification
+        options.tls = policy?.transferVerification ?? TLSVerification()
         let writer = core.withLock { $0.writer }
         let transfer: Transfer
         do {

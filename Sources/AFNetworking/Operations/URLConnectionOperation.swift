@@ -39,7 +39,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         var request: URLRequest
         var credential: URLCredential?
         var shouldUseCredentialStorage = true
-        var securityPolicy = SecurityPolicy.default()
+        /// nil until set or read: the default policy is OpenSSL's own
+        /// verification, which needs no object (most requests never make one).
+        var securityPolicy: SecurityPolicy?
         var outputStream: OutputStream?
         var completionQueue: DispatchQueue?
         var completionGroup: DispatchGroup?
@@ -138,7 +140,14 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// How the server's certificate is judged (default `SecurityPolicy.default()`).
     /// Each hop takes a snapshot when it starts.
     public var securityPolicy: SecurityPolicy {
-        get { settings.withLock { $0.securityPolicy } }
+        get {
+            settings.withLock { settings in
+                if let policy = settings.securityPolicy { return policy }
+                let policy = SecurityPolicy.default()
+                settings.securityPolicy = policy
+                return policy
+            }
+        }
         set { settings.withLock { $0.securityPolicy = newValue } }
     }
 

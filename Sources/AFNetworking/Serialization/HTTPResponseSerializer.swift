@@ -58,36 +58,41 @@ open class HTTPResponseSerializer: NSObject, URLResponseSerialization, NSSecureC
     /// `NSUnderlyingErrorKey` when both apply. A nil or non-HTTP response is valid.
     open func validate(_ response: HTTPURLResponse?, data: Data?) throws {
         guard let response = response else { return }
+        if let error = validationError(ResponseSummary(response), data: data) { throw error }
+    }
+
+    /// The validation itself, on what it reads from a response.
+    func validationError(_ response: ResponseSummary, data: Data?) -> NSError? {
+        let (acceptableTypes, acceptableStatuses) = state.withLock { ($0.acceptableContentTypes, $0.acceptableStatusCodes) }
         var validationError: NSError?
 
-        if let acceptable = acceptableContentTypes, !acceptable.contains(response.mimeType ?? ""),
+        if let acceptable = acceptableTypes, !acceptable.contains(response.mimeType ?? ""),
            let data = data, !data.isEmpty, let url = response.url {
             let type = response.mimeType ?? "(none)"
-            let userInfo: [String: Any] = [
+            var userInfo: [String: Any] = [
                 NSLocalizedDescriptionKey: "Request failed: unacceptable content-type: \(type)",
                 NSURLErrorFailingURLErrorKey: url,
-                AFNetworkingOperationFailingURLResponseErrorKey: response,
                 AFNetworkingOperationFailingURLResponseDataErrorKey: data,
             ]
+            userInfo[AFNetworkingOperationFailingURLResponseErrorKey] = response.response()
             validationError = NSError(domain: AFURLResponseSerializationErrorDomain,
                                       code: NSURLErrorCannotDecodeContentData, userInfo: userInfo)
         }
 
         let status = response.statusCode
-        if let acceptable = acceptableStatusCodes, status < 0 || !acceptable.contains(status),
+        if let acceptable = acceptableStatuses, status < 0 || !acceptable.contains(status),
            let url = response.url {
             var userInfo: [String: Any] = [
                 NSLocalizedDescriptionKey: "Request failed: \(HTTPStatusReason.phrase(forStatusCode: status)) (\(status))",
                 NSURLErrorFailingURLErrorKey: url,
-                AFNetworkingOperationFailingURLResponseErrorKey: response,
             ]
+            userInfo[AFNetworkingOperationFailingURLResponseErrorKey] = response.response()
             if let data = data { userInfo[AFNetworkingOperationFailingURLResponseDataErrorKey] = data }
             let statusError = NSError(domain: AFURLResponseSerializationErrorDomain,
                                       code: NSURLErrorBadServerResponse, userInfo: userInfo)
             validationError = chainError(statusError, underlying: validationError)
         }
-
-        if let error = validationError { throw error }
+        return validationError
     }
 
     /// Runs `validate(_:data:)` the way 2.7's decoding subclasses do: a content-type
@@ -111,6 +116,21 @@ open class HTTPResponseSerializer: NSObject, URLResponseSerialization, NSSecureC
     /// Validates the response and returns `data` as is.
     open func responseObject(for response: URLResponse?, data: Data?) throws -> Any? {
         try validate(response as? HTTPURLResponse, data: data)
+        return data
+    }
+
+    /// Whether this serializer is exactly one of the library's classes whose
+    /// work `responseObject(forReceived:data:)` repeats without an
+    /// `HTTPURLResponse`. A subclass is never: its overrides must see one.
+    var readsReceivedHeads: Bool {
+        let kind = type(of: self)
+        return kind == HTTPResponseSerializer.self || kind == JSONResponseSerializer.self
+    }
+
+    /// `responseObject(for:data:)` for a head the transport received, for
+    /// the serializers `readsReceivedHeads` names.
+    func responseObject(forReceived response: ResponseSummary, data: Data?) throws -> Any? {
+        if let error = validationError(response, data: data) { throw error }
         return data
     }
 

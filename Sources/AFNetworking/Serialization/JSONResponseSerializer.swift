@@ -49,13 +49,28 @@ open class JSONResponseSerializer: HTTPResponseSerializer, @unchecked Sendable {
     /// then the parse error with the validation error underneath, or the validation error.
     open override func responseObject(for response: URLResponse?, data: Data?) throws -> Any? {
         let validationError = try validationErrorAllowingBody(response, data: data)
+        return try decode(data, encodingName: response?.textEncodingName, response: { response }, validationError: validationError)
+    }
 
+    override func responseObject(forReceived response: ResponseSummary, data: Data?) throws -> Any? {
+        let failure = validationError(response, data: data)
+        // As validationErrorAllowingBody: a content-type failure ends it here.
+        if let failure, errorChainContains(failure, code: NSURLErrorCannotDecodeContentData, domain: AFURLResponseSerializationErrorDomain) {
+            throw failure
+        }
+        return try decode(data, encodingName: response.textEncodingName, response: response.response, validationError: failure)
+    }
+
+    /// Parses the body after validation; a status failure lets the body be
+    /// parsed, the two errors chained.
+    private func decode(_ data: Data?, encodingName: String?, response: () -> URLResponse?, validationError: NSError?) throws -> Any? {
+        let (options, removesNulls) = settings.withLock { ($0.readingOptions, $0.removesKeysWithNullValues) }
         var object: Any?
         var parseError: NSError?
         if let data = data {
             do {
-                if let payload = try TextEncoding.utf8Payload(data, response: response, fallback: stringEncoding) {
-                    object = try JSONSerialization.jsonObject(with: payload, options: readingOptions)
+                if let payload = try TextEncoding.utf8Payload(data, encodingName: encodingName, response: response, fallback: stringEncoding) {
+                    object = try JSONSerialization.jsonObject(with: payload, options: options)
                 }
             } catch let error as NSError {
                 parseError = error
@@ -64,7 +79,7 @@ open class JSONResponseSerializer: HTTPResponseSerializer, @unchecked Sendable {
 
         if let error = chainError(parseError, underlying: validationError) { throw error }
 
-        if removesKeysWithNullValues, let value = object {
+        if removesNulls, let value = object {
             object = JSONNullRemoval.removingNulls(from: value)
         }
         return object

@@ -50,12 +50,18 @@ enum TextEncoding {
     /// Decodes `data` following the response's charset (falling back to `fallback`), and
     /// throws a clear error instead of silently dropping bytes that are invalid in it.
     static func decode(_ data: Data, response: URLResponse?, fallback: String.Encoding) throws -> String {
-        let encoding = self.encoding(forCharset: response?.textEncodingName) ?? fallback
+        try decode(data, encodingName: response?.textEncodingName, response: { response }, fallback: fallback)
+    }
+
+    /// `decode(_:response:fallback:)` with the charset name given; `response`
+    /// is only asked for when decoding fails (it goes in the error).
+    static func decode(_ data: Data, encodingName: String?, response: () -> URLResponse?, fallback: String.Encoding) throws -> String {
+        let encoding = self.encoding(forCharset: encodingName) ?? fallback
         guard var string = String(data: data, encoding: encoding) else {
             let name = self.name(of: encoding)
             throw responseDecodingError(description: "Data failed decoding as a \(name) string",
                                         reason: "The response body contains bytes that are not valid \(name).",
-                                        response: response, data: data)
+                                        response: response(), data: data)
         }
         // A leading byte-order mark is not part of the text and would trip a parser.
         if string.unicodeScalars.first == "\u{FEFF}" {
@@ -67,7 +73,12 @@ enum TextEncoding {
     /// The body re-encoded as UTF-8 ready for a parser, or nil when it is empty or only
     /// whitespace (Rails answers `head :ok` with a single space, which is "no content").
     static func utf8Payload(_ data: Data, response: URLResponse?, fallback: String.Encoding) throws -> Data? {
-        let string = try decode(data, response: response, fallback: fallback)
+        try utf8Payload(data, encodingName: response?.textEncodingName, response: { response }, fallback: fallback)
+    }
+
+    /// `utf8Payload(_:response:fallback:)` with the charset name given.
+    static func utf8Payload(_ data: Data, encodingName: String?, response: () -> URLResponse?, fallback: String.Encoding) throws -> Data? {
+        let string = try decode(data, encodingName: encodingName, response: response, fallback: fallback)
         if string.unicodeScalars.allSatisfy({ CharacterSet.whitespacesAndNewlines.contains($0) }) {
             return nil
         }

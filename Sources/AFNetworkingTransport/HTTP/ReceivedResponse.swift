@@ -3,46 +3,58 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A response head as the network thread read it. Turning it into an
+/// A response head as the network thread read it: its bytes and field
+/// positions, with Strings made only for what is asked. Turning it into an
 /// `HTTPURLResponse` costs more than the rest of a small request in
 /// swift-corelibs-foundation, so that happens on first use, on whichever
 /// thread asks, never on the network thread, and only once.
 package final class ReceivedResponse: Sendable {
     package let url: URL
     package let statusCode: Int
-    package let statusLine: String
-    package let fields: [(name: String, value: String)]
+    private let head: HeadBytes
     /// Where a 3xx response points, resolved against the request URL by curl
     /// (known once the transfer has completed).
     package let redirectURL: URL?
     private let built = LockedState<HTTPURLResponse?>(nil)
 
-    package init(url: URL, statusCode: Int, statusLine: String, fields: [(name: String, value: String)], redirectURL: URL? = nil) {
+    package init(url: URL, statusCode: Int, head: HeadBytes, redirectURL: URL? = nil) {
         self.url = url
         self.statusCode = statusCode
-        self.statusLine = statusLine
-        self.fields = fields
+        self.head = head
         self.redirectURL = redirectURL
+    }
+
+    /// A response made from Strings (tests, and heads built by hand).
+    package convenience init(url: URL, statusCode: Int, statusLine: String, fields: [(name: String, value: String)], redirectURL: URL? = nil) {
+        self.init(url: url, statusCode: statusCode, head: HeadBytes(statusLine: statusLine, fields: fields), redirectURL: redirectURL)
     }
 
     /// The same head with the redirect target curl resolved.
     package func withRedirectURL(_ target: URL?) -> ReceivedResponse {
-        ReceivedResponse(url: url, statusCode: statusCode, statusLine: statusLine, fields: fields, redirectURL: target)
+        ReceivedResponse(url: url, statusCode: statusCode, head: head, redirectURL: target)
+    }
+
+    /// The status line as received ("HTTP/1.1 200 OK").
+    package var statusLine: String { head.statusLine }
+
+    /// Every field, in order, as Strings (made on each call).
+    package var fields: [(name: String, value: String)] {
+        head.spans.map { (head.name($0), head.value($0)) }
     }
 
     /// The first value of a header field, compared without case.
     package func value(forField wanted: String) -> String? {
-        let count = wanted.utf8.count
-        for (name, value) in fields where name.utf8.count == count && name.lowercased() == wanted.lowercased() {
-            return value
-        }
-        return nil
+        head.firstSpan(named: wanted).map(head.value)
     }
 
     /// Every value of a header field, in order (for repeated fields).
     package func values(forField wanted: String) -> [String] {
-        let lowered = wanted.lowercased()
-        return fields.filter { $0.name.lowercased() == lowered }.map(\.value)
+        head.spans(named: wanted).map(head.value)
+    }
+
+    /// Whether the head has a field of this name (no String made).
+    package func hasField(_ wanted: String) -> Bool {
+        head.firstSpan(named: wanted) != nil
     }
 
     /// Content-Length, or -1 when absent or unparsable (Foundation's meaning).

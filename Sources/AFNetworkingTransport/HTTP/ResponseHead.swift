@@ -3,8 +3,11 @@ import Foundation
 /// Collects the header lines curl hands over, one response head at a time,
 /// and checks what curl lets through but RFC 9112 / RFC 9110 forbid.
 ///
-/// Works on bytes: this runs on the network thread for every header line, and
-/// Foundation's string trimming would cost more than the rest of the request.
+/// Works on bytes, into one buffer per head with the field positions beside
+/// it: this runs on the network thread for every header line, and making two
+/// Strings per field (and lowercasing names to compare them) cost more than
+/// the rest of a small request. Strings are made later, on demand
+/// (`ReceivedResponse`).
 package struct ResponseHead: Sendable {
     /// What one header line meant.
     package enum LineResult: Equatable, Sendable {
@@ -21,9 +24,11 @@ package struct ResponseHead: Sendable {
     /// about as much.
     package static let maximumHeadBytes = 256 * 1024
 
-    private(set) var statusLine = ""
+    /// The status line, then each field's name and value, back to back.
+    private var bytes: [UInt8] = []
+    private var statusLineEnd = 0
+    private var spans: [FieldSpan] = []
     private(set) var statusCode = 0
-    private var fields: [(name: String, value: String)] = []
     private var headBytes = 0
     /// Whether a final head has been completed (a blank line after a non-1xx status).
     package private(set) var isComplete = false
@@ -50,55 +55,91 @@ package struct ResponseHead: Sendable {
             isComplete = true
             return .complete
         }
-        let line = UnsafeBufferPointer(rebasing: raw[0..<end])
+        let line = UnsafeBufferPointer(start: raw.baseAddress, count: end)
         if !isInProgress {
             // The first line of a head is its status line.
             guard let code = ResponseHead.statusCode(ofStatusLine: line) else {
                 return .invalid("The response does not start with an HTTP status line.")
             }
-            statusLine = String(decoding: line, as: UTF8.self)
+            bytes.removeAll(keepingCapacity: true)
+            spans.removeAll(keepingCapacity: true)
+            bytes.reserveCapacity(512)
+            spans.reserveCapacity(12)
+            bytes.append(contentsOf: line)
+            statusLineEnd = bytes.count
             statusCode = code
-            fields.removeAll(keepingCapacity: true)
             isInProgress = true
             isComplete = false
             return .pending
         }
         if ResponseHead.isBlank(line[0]) {
             // obs-fold continuation (RFC 9112 §5.2): join with a single space.
-            guard !fields.isEmpty else { return .invalid("The response head starts with a continuation line.") }
-            fields[fields.count - 1].value += " " + ResponseHead.fieldValue(line[...])
+            // The last field's value ends the buffer, so it simply grows.
+            guard let last = spans.last else { return .invalid("The response head starts with a continuation line.") }
+            bytes.append(UInt8(ascii: " "))
+            appendValue(line, from: 0)
+            spans[spans.count - 1] = FieldSpan(nameStart: last.nameStart, nameEnd: last.nameEnd,
+                                               valueStart: last.valueStart, valueEnd: Int32(bytes.count))
             return .pending
         }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else {
+        // The name: token characters up to the colon.
+        var colon = 0
+        while colon < line.count, line[colon] != UInt8(ascii: ":") {
+            guard ResponseHead.tokenCharacters[Int(line[colon])] else {
+                return .invalid("The response head has a header field with an invalid name.")
+            }
+            colon += 1
+        }
+        guard colon < line.count, colon > 0 else {
             return .invalid("The response head has a line that is not a header field.")
         }
-        let nameBytes = line[..<colon]
-        guard nameBytes.allSatisfy(ResponseHead.isTokenCharacter) else {
-            return .invalid("The response head has a header field with an invalid name.")
-        }
-        fields.append((String(decoding: UnsafeBufferPointer(rebasing: nameBytes), as: UTF8.self),
-                       ResponseHead.fieldValue(line[(colon + 1)...])))
+        let nameStart = bytes.count
+        bytes.append(contentsOf: UnsafeBufferPointer(start: line.baseAddress, count: colon))
+        let valueStart = bytes.count
+        appendValue(line, from: colon + 1)
+        spans.append(FieldSpan(nameStart: Int32(nameStart), nameEnd: Int32(valueStart), valueStart: Int32(valueStart),
+                               valueEnd: Int32(bytes.count)))
         return .pending
     }
 
-    /// The raw fields of the last head, in order; cheap to hand to another thread.
-    package var rawFields: [(name: String, value: String)] { fields }
+    /// Appends the value part of `line` from `start`, blanks trimmed, with CR
+    /// and NUL replaced by a space (RFC 9110 §5.5 allows that instead of
+    /// rejecting the message), so a bare CR never reaches the app as a line break.
+    private mutating func appendValue(_ line: UnsafeBufferPointer<UInt8>, from start: Int) {
+        var lower = start, upper = line.count
+        while lower < upper, ResponseHead.isBlank(line[lower]) { lower += 1 }
+        while upper > lower, ResponseHead.isBlank(line[upper - 1]) { upper -= 1 }
+        let value = UnsafeBufferPointer(start: line.baseAddress.map { $0 + lower }, count: upper - lower)
+        let first = bytes.count
+        bytes.append(contentsOf: value)
+        var index = first
+        while index < bytes.count {
+            if bytes[index] == 0x0D || bytes[index] == 0x00 { bytes[index] = UInt8(ascii: " ") }
+            index += 1
+        }
+    }
+
+    /// The completed head as a response for `url`.
+    package func response(for url: URL) -> ReceivedResponse {
+        ReceivedResponse(url: url, statusCode: statusCode, head: HeadBytes(bytes: bytes, statusLineEnd: statusLineEnd, spans: spans))
+    }
 
     /// RFC 9112 §6.3: several Content-Length values (repeated fields or a
     /// list) must agree, and each must be a number; otherwise the message
     /// length is unknowable and the response must be treated as an error.
     private func contentLengthProblem() -> String? {
-        var length: Substring?
-        for (name, value) in fields where name.utf8.count == 14 && name.lowercased() == "content-length" {
-            for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-                var number = item[...]
-                while let first = number.utf8.first, ResponseHead.isBlank(first) { number = number.dropFirst() }
-                while let last = number.utf8.last, ResponseHead.isBlank(last) { number = number.dropLast() }
-                guard !number.isEmpty, number.utf8.allSatisfy(ResponseHead.isDigit) else {
-                    return "The response has an invalid Content-Length (\(value))."
+        var length: ArraySlice<UInt8>?
+        for span in spans where HeadBytes.nameMatches(bytes, span, "content-length") {
+            let value = bytes[Int(span.valueStart)..<Int(span.valueEnd)]
+            for item in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+                var number = item
+                while let first = number.first, ResponseHead.isBlank(first) { number = number.dropFirst() }
+                while let last = number.last, ResponseHead.isBlank(last) { number = number.dropLast() }
+                guard !number.isEmpty, number.allSatisfy(ResponseHead.isDigit) else {
+                    return "The response has an invalid Content-Length (\(String(decoding: value, as: UTF8.self)))."
                 }
-                if let length, length != number {
-                    return "The response has conflicting Content-Length values (\(length) and \(number))."
+                if let length, !length.elementsEqual(number) {
+                    return "The response has conflicting Content-Length values (\(String(decoding: length, as: UTF8.self)) and \(String(decoding: number, as: UTF8.self)))."
                 }
                 length = number
             }
@@ -131,9 +172,9 @@ package struct ResponseHead: Sendable {
 
     /// `HTTP/<digit>[.<digit>] <3 digits>[ reason]`, else nil.
     static func statusCode(ofStatusLine line: UnsafeBufferPointer<UInt8>) -> Int? {
-        let prefix = httpPrefix
-        guard line.count >= prefix.count + 5, line.starts(with: prefix) else { return nil }
-        var index = prefix.count
+        guard line.count >= 10, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
+              line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/") else { return nil }
+        var index = 5
         guard isDigit(line[index]) else { return nil }
         index += 1
         if line[index] == UInt8(ascii: ".") {
@@ -147,11 +188,12 @@ package struct ResponseHead: Sendable {
         return Int(line[index + 1] - 48) * 100 + Int(line[index + 2] - 48) * 10 + Int(line[index + 3] - 48)
     }
 
-    private static let httpPrefix = Array("HTTP/".utf8)
+    /// RFC 9110 §5.6.2 token characters (a field name), by byte value.
+    private static let tokenCharacters: [Bool] = (0..<256).map { isTokenCharacter(UInt8($0)) }
 
-    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 48 && byte <= 57 }
+    static func isDigit(_ byte: UInt8) -> Bool { byte >= 48 && byte <= 57 }
 
-    private static func isBlank(_ byte: UInt8) -> Bool {
+    static func isBlank(_ byte: UInt8) -> Bool {
         byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
     }
 
@@ -164,18 +206,89 @@ package struct ResponseHead: Sendable {
             return "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
     }
+}
 
-    /// The value trimmed of surrounding blanks, with CR and NUL replaced by a
-    /// space (RFC 9110 §5.5 allows that instead of rejecting the message), so
-    /// a bare CR can never reach the app as a line break.
-    private static func fieldValue(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String {
-        var start = bytes.startIndex, end = bytes.endIndex
-        while start < end, isBlank(bytes[start]) { start += 1 }
-        while end > start, isBlank(bytes[end - 1]) { end -= 1 }
-        let value = UnsafeBufferPointer(rebasing: bytes.base[start..<end])
-        if !value.contains(where: { $0 == 0x0D || $0 == 0x00 }) {
-            return String(decoding: value, as: UTF8.self)
+/// Where one field's name and value are in a head's bytes.
+package struct FieldSpan: Sendable {
+    let nameStart: Int32
+    let nameEnd: Int32
+    let valueStart: Int32
+    let valueEnd: Int32
+}
+
+/// A completed head's bytes and field positions (immutable).
+package struct HeadBytes: Sendable {
+    let bytes: [UInt8]
+    let statusLineEnd: Int
+    let spans: [FieldSpan]
+
+    /// Whether the span's name is `wanted` (which must be lowercase ASCII),
+    /// compared without case and without allocating.
+    static func nameMatches(_ bytes: [UInt8], _ span: FieldSpan, _ wanted: StaticString) -> Bool {
+        let count = wanted.utf8CodeUnitCount
+        guard Int(span.nameEnd - span.nameStart) == count else { return false }
+        let start = Int(span.nameStart)
+        for offset in 0..<count {
+            var byte = bytes[start + offset]
+            if byte >= 65 && byte <= 90 { byte += 32 }
+            if byte != wanted.utf8Start[offset] { return false }
         }
-        return String(decoding: value.map { $0 == 0x0D || $0 == 0x00 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+        return true
+    }
+
+    /// Whether the span's name is `wanted`, compared without case (ASCII).
+    func nameMatches(_ span: FieldSpan, _ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard Int(span.nameEnd - span.nameStart) == wanted.count else { return false }
+        let start = Int(span.nameStart)
+        for offset in 0..<wanted.count {
+            var byte = bytes[start + offset], other = wanted[offset]
+            if byte >= 65 && byte <= 90 { byte += 32 }
+            if other >= 65 && other <= 90 { other += 32 }
+            if byte != other { return false }
+        }
+        return true
+    }
+
+    /// The spans whose name is `wanted` (compared without case), in order.
+    func spans(named wanted: String) -> [FieldSpan] {
+        var wanted = wanted
+        return wanted.withUTF8 { name in spans.filter { nameMatches($0, name) } }
+    }
+
+    /// The first span whose name is `wanted` (compared without case).
+    func firstSpan(named wanted: String) -> FieldSpan? {
+        var wanted = wanted
+        return wanted.withUTF8 { name in spans.first { nameMatches($0, name) } }
+    }
+
+    func name(_ span: FieldSpan) -> String {
+        String(decoding: bytes[Int(span.nameStart)..<Int(span.nameEnd)], as: UTF8.self)
+    }
+
+    func value(_ span: FieldSpan) -> String {
+        String(decoding: bytes[Int(span.valueStart)..<Int(span.valueEnd)], as: UTF8.self)
+    }
+
+    var statusLine: String { String(decoding: bytes[0..<statusLineEnd], as: UTF8.self) }
+
+    /// A head made from Strings (tests, and responses built by hand).
+    init(statusLine: String, fields: [(name: String, value: String)]) {
+        var bytes = Array(statusLine.utf8)
+        let statusLineEnd = bytes.count
+        var spans: [FieldSpan] = []
+        for (name, value) in fields {
+            let nameStart = bytes.count
+            bytes.append(contentsOf: name.utf8)
+            let valueStart = bytes.count
+            bytes.append(contentsOf: value.utf8)
+            spans.append(FieldSpan(nameStart: Int32(nameStart), nameEnd: Int32(valueStart), valueStart: Int32(valueStart), valueEnd: Int32(bytes.count)))
+        }
+        self.init(bytes: bytes, statusLineEnd: statusLineEnd, spans: spans)
+    }
+
+    init(bytes: [UInt8], statusLineEnd: Int, spans: [FieldSpan]) {
+        self.bytes = bytes
+        self.statusLineEnd = statusLineEnd
+        self.spans = spans
     }
 }

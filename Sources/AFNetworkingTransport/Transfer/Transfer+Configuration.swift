@@ -15,33 +15,32 @@ extension Transfer {
         if let problem = RequestValidation.headerProblem(in: request, url: url) { throw problem }
         let userdata = Unmanaged.passUnretained(self).toOpaque()
 
+        // Options equal to curl's defaults after curl_easy_reset are not set
+        // again (this runs for every request): redirects stay off
+        // (FOLLOWLOCATION; the library follows them one hop at a time, so the
+        // redirect block, cookies, credentials and the security policy see
+        // each), HTTP/2 is negotiated over TLS (CURL_HTTP_VERSION_2TLS), and
+        // peer and host verification are on. Only http and https ever reach
+        // curl: RequestValidation refuses other schemes and redirects are ours.
         try easy.set(CURLOPT_URL, url.absoluteString)
-        // Only HTTP(S), also for redirect targets: a server must not be able to
-        // redirect a client to file:// or another protocol.
-        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         // Signals are process-wide; a library on its own thread must not use them.
         try easy.set(CURLOPT_NOSIGNAL, true)
         try easy.set(CURLOPT_PRIVATE, pointer: userdata)
         try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
-
-        // Redirects are followed by the library, one transfer per hop, so the
-        // redirect block, cookies, credentials and the security policy see each.
-        try easy.set(CURLOPT_FOLLOWLOCATION, false)
         // Idle time is watched by the engine (NSURLRequest semantics); curl only
         // bounds connection setup, which makes no progress callbacks of its own.
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(options.idleTimeout * 1000)))
         // An empty string asks for every decoding this libcurl supports
         // (gzip, deflate, br, zstd) and decodes the body transparently.
-        try easy.set(CURLOPT_ACCEPT_ENCODING, "")
-        try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        try easy.set(CURLOPT_ACCEPT_ENCODING, pointer: Transfer.everyEncoding)
         if easy.isFresh { try easy.set(CURLOPT_BUFFERSIZE, 64 * 1024) }
 
         try configureTLS()
         try configurePolicyVerification(userdata)
         try configureCredentials()
         try configureMethodAndBody(request, userdata: userdata)
-        try easy.setHeaders(headerLines(for: request))
+        let lines = headerLines(for: request)
+        if !lines.isEmpty { try easy.setHeaders(lines) }
 
         try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_WRITEFUNCTION, transferWriteCallback).check("write callback")
         try easy.set(CURLOPT_WRITEDATA, pointer: userdata)
@@ -63,9 +62,13 @@ extension Transfer {
         }
     }
 
+    /// "" for CURLOPT_ACCEPT_ENCODING, made once (curl copies it).
+    nonisolated(unsafe) private static let everyEncoding = UnsafeMutableRawPointer(strdup(""))
+
     private func configureTLS() throws {
-        try easy.set(CURLOPT_SSL_VERIFYPEER, options.tls.verifiesPeer)
-        try easy.set(CURLOPT_SSL_VERIFYHOST, options.tls.verifiesHost ? 2 : 0)
+        // Both are on after a reset; only a policy judged in the handshake changes them.
+        if !options.tls.verifiesPeer { try easy.set(CURLOPT_SSL_VERIFYPEER, false) }
+        if !options.tls.verifiesHost { try easy.set(CURLOPT_SSL_VERIFYHOST, 0) }
         if let file = options.tls.caFile { try easy.set(CURLOPT_CAINFO, file) }
         if let directory = options.tls.caDirectory { try easy.set(CURLOPT_CAPATH, directory) }
     }
@@ -104,8 +107,6 @@ extension Transfer {
             try installProgressCallback(userdata)
         } else if method == "HEAD" {
             try easy.set(CURLOPT_NOBODY, true)
-        } else if method == "GET" {
-            try easy.set(CURLOPT_HTTPGET, true)
         }
         let hasBody = request.httpBodyStream != nil || request.httpBody != nil
         if method != "GET" && method != "HEAD" && !(method == "POST" && hasBody) {
@@ -130,7 +131,9 @@ extension Transfer {
             // "Name;" is curl's spelling for a header with an empty value.
             lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
-        if !sendsExpect { lines.append("Expect:") }
+        // curl announces a large or unknown-length body with
+        // "Expect: 100-continue" and waits; Foundation never does.
+        if !sendsExpect && (request.httpBody != nil || request.httpBodyStream != nil) { lines.append("Expect:") }
         return lines
     }
 }

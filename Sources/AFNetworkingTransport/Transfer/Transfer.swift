@@ -146,7 +146,7 @@ package final class Transfer: @unchecked Sendable {
             return 0
         case .complete:
             guard let url = options.request.url else { return line.count }
-            let response = ReceivedResponse(url: url, statusCode: head.statusCode, statusLine: head.statusLine, fields: head.rawFields)
+            let response = head.response(for: url)
             currentResponse = response
             if let refusal = delegate?.transfer(self, didReceiveHead: response) {
                 abortReason = .failed(refusal)

@@ -1,0 +1,300 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The library's in-memory view of a `URLCache`: what to answer a request with
+/// never costs a disk read after the first time a URL is asked about.
+///
+/// Why: swift-corelibs-foundation's `URLCache.cachedResponse(for:)` lists the
+/// cache directory and unarchives the entry with `NSKeyedUnarchiver` whenever
+/// the entry is not in its memory cache (entries read back from disk never
+/// are), and `storeCachedResponse` archives the entry and lists and sizes the
+/// whole directory on every call. On the default cache policy that was half
+/// the CPU of a request, also for responses that can never be cached.
+///
+/// Design:
+/// - One index per `URLCache` instance (replacing `URLCache.shared` gives a new
+///   one; an index keeps its cache alive, so an address is never reused).
+/// - Per absolute URL the index knows one of: an entry (the response, its body,
+///   the freshness parsed once, the security-policy tag), "absent" (the cache
+///   had nothing, or the last answer could not be stored), or nothing yet.
+///   Only "nothing yet" reads `URLCache`: once per URL per process, which is
+///   how an entry left by an earlier run is found.
+/// - Stores go to the index at once, then to `URLCache` behind the request
+///   (a serial queue; several stores of one URL in a row write only the
+///   last). A response that may not be stored replaces an earlier entry with
+///   "absent" and removes the entry from `URLCache` the same way.
+/// - Bounded: bodies up to the cache's memory capacity, and a fixed number of
+///   URLs; the least recently used go first (an evicted URL is read from
+///   `URLCache` again the next time, which is correct, only slower).
+/// - Honoured as configured: a cache with no capacity stores nothing; its
+///   capacities are read at each store.
+///
+/// What it cannot see: entries another program, or the app itself through
+/// `URLCache`'s own API, adds or removes after the index first looked at a
+/// URL. `CacheIndex.forget(_:)` (used by `URLCache`-level resets the library
+/// makes) drops what an index knows.
+final class CacheIndex: Sendable {
+    /// An entry as the index keeps it.
+    struct Entry: @unchecked Sendable {
+        // @unchecked: CachedURLResponse and its response are immutable once stored.
+        let cached: CachedURLResponse
+        let freshness: CacheFreshness
+        let policyTag: String
+    }
+
+    enum Lookup {
+        case entry(Entry)
+        case absent
+        case unknown
+    }
+
+    private enum Slot {
+        case entry(Entry, cost: Int)
+        case absent
+    }
+
+    private struct State {
+        var slots: [String: (slot: Slot, lastUse: UInt64)] = [:]
+        var clock: UInt64 = 0
+        var bodyBytes = 0
+    }
+
+    private let cache: URLCache
+    private let state = LockedState(State())
+    /// Writes and removals for `URLCache`, latest per URL, drained in order.
+    private let writeBehind: WriteBehind
+
+    /// URLs the index remembers at most (entries and "absent" marks together).
+    static let capacity = 1024
+
+    private init(cache: URLCache) {
+        self.cache = cache
+        self.writeBehind = WriteBehind(cache: cache)
+    }
+
+    // MARK: - Indexes per cache
+
+    private static let indexes = LockedState<[CacheIndex]>([])
+
+    /// The index of `cache` (the last few caches used keep theirs).
+    static func index(for cache: URLCache) -> CacheIndex {
+        indexes.withLock { indexes in
+            if let index = indexes.first(where: { $0.cache === cache }) { return index }
+            let index = CacheIndex(cache: cache)
+            indexes.insert(index, at: 0)
+            if indexes.count > 4 { indexes.removeLast() }
+            return index
+        }
+    }
+
+    // MARK: - Lookups
+
+    /// What the index knows about `key` (an absolute URL string).
+    func lookup(_ key: String) -> Lookup {
+        state.withLock { state in
+            guard var known = state.slots[key] else { return .unknown }
+            state.clock += 1
+            known.lastUse = state.clock
+            state.slots[key] = known
+            switch known.slot {
+            case .entry(let entry, _): return .entry(entry)
+            case .absent: return .absent
+            }
+        }
+    }
+
+    /// Reads `URLCache` for a URL the index has not seen (off the network
+    /// thread: this may read the disk), and remembers the answer.
+    func load(_ request: URLRequest, key: String) -> Entry? {
+        NetworkThread.assertNotCurrent()
+        // corelibs keys entries by host, port and path only: an entry only
+        // counts when its response is for exactly this URL.
+        guard let cached = cache.cachedResponse(for: request), cached.response.url?.absoluteString == key,
+              let response = cached.response as? HTTPURLResponse else {
+            remember(key, .absent)
+            return nil
+        }
+        let entry = Entry(cached: cached, freshness: CacheFreshness(response, receivedAt: nil),
+                          policyTag: cached.userInfo?[CacheRules.policyKey] as? String ?? CacheRules.standardTag)
+        remember(key, .entry(entry, cost: cached.data.count))
+        return entry
+    }
+
+    // MARK: - Changes
+
+    /// Keeps `cached` for `key` and writes it to `URLCache` behind the request.
+    func store(_ cached: CachedURLResponse, for request: URLRequest, key: String, policyTag: String, receivedAt: Date) {
+        guard let response = cached.response as? HTTPURLResponse else { return }
+        let cost = cached.data.count
+        // Honour the cache as configured: nothing fits a cache without capacity.
+        guard cost <= max(cache.memoryCapacity, cache.diskCapacity) / 20 else { return }
+        let entry = Entry(cached: cached, freshness: CacheFreshness(response, receivedAt: receivedAt), policyTag: policyTag)
+        remember(key, cost <= cache.memoryCapacity ? .entry(entry, cost: cost) : nil)
+        writeBehind.store(cached, for: request, key: key)
+    }
+
+    /// A revalidation confirmed the entry: its freshness starts over with the
+    /// 304's headers (the body stays).
+    func refresh(key: String, with head: ReceivedResponse, receivedAt: Date) {
+        state.withLock { state in
+            guard case .entry(let entry, let cost)? = state.slots[key]?.slot else { return }
+            let refreshed = Entry(cached: entry.cached, freshness: entry.freshness.refreshed(by: head, receivedAt: receivedAt),
+                                  policyTag: entry.policyTag)
+            state.clock += 1
+            state.slots[key] = (.entry(refreshed, cost: cost), state.clock)
+        }
+    }
+
+    /// The URL's answer may not be stored: whatever was stored for it is obsolete.
+    func invalidate(_ request: URLRequest, key: String) {
+        let hadEntry = state.withLock { state -> Bool in
+            guard let known = state.slots[key] else { return true }   // unknown: the disk may hold one
+            if case .absent = known.slot { return false }
+            return true
+        }
+        remember(key, .absent)
+        if hadEntry { writeBehind.remove(for: request, key: key) }
+    }
+
+    /// Drops everything the index knows (the cache was emptied).
+    func forget() {
+        state.withLock { $0 = State() }
+    }
+
+    /// Records a slot for `key` (nil: forget the key), evicting the least
+    /// recently used when over the bounds.
+    private func remember(_ key: String, _ slot: Slot?) {
+        let memoryCapacity = cache.memoryCapacity
+        state.withLock { state in
+            if case .entry(_, let cost)? = state.slots[key]?.slot { state.bodyBytes -= cost }
+            guard let slot else {
+                state.slots[key] = nil
+                return
+            }
+            state.clock += 1
+            state.slots[key] = (slot, state.clock)
+            if case .entry(_, let cost) = slot { state.bodyBytes += cost }
+            while state.slots.count > CacheIndex.capacity || state.bodyBytes > memoryCapacity {
+                guard let oldest = state.slots.min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
+                if case .entry(_, let cost) = oldest.value.slot { state.bodyBytes -= cost }
+                state.slots[oldest.key] = nil
+            }
+        }
+    }
+}
+
+/// Writes to `URLCache` behind the requests, in order, on a serial queue; when
+/// several changes of one URL wait, only the last is made.
+private final class WriteBehind: Sendable {
+    private enum Change: @unchecked Sendable {
+        // @unchecked: the request and response are not mutated once queued.
+        case store(CachedURLResponse, URLRequest)
+        case remove(URLRequest)
+    }
+
+    private let cache: URLCache
+    private let queue = DispatchQueue(label: "com.alamofire.networking.cache-writes", qos: .utility)
+    private let pending = LockedState<[String: Change]>([:])
+
+    init(cache: URLCache) { self.cache = cache }
+
+    func store(_ cached: CachedURLResponse, for request: URLRequest, key: String) {
+        enqueue(.store(cached, request), key: key)
+    }
+
+    func remove(for request: URLRequest, key: String) {
+        enqueue(.remove(request), key: key)
+    }
+
+    private func enqueue(_ change: Change, key: String) {
+        let scheduled = pending.withLock { pending -> Bool in
+            defer { pending[key] = change }
+            return pending[key] != nil
+        }
+        guard !scheduled else { return }
+        queue.async { [self] in
+            guard let change = pending.withLock({ $0.removeValue(forKey: key) }) else { return }
+            switch change {
+            case .store(let cached, let request): cache.storeCachedResponse(cached, for: request)
+            case .remove(let request): cache.removeCachedResponse(for: request)
+            }
+        }
+    }
+}
+
+/// How long a stored response may be used without asking the server
+/// (RFC 9111 §4.2), computed once when the response is stored or loaded.
+struct CacheFreshness: Sendable {
+    /// Seconds the response is fresh for, from its Date; nil when unknown.
+    let lifetime: TimeInterval?
+    /// The response's age when it was received (Age header, and the gap
+    /// between its Date and the local clock), in seconds.
+    let ageWhenReceived: TimeInterval
+    /// When it was received, by the local clock.
+    let receivedAt: Date
+    /// `no-cache`: always revalidate.
+    let mustRevalidate: Bool
+    let etag: String?
+    let lastModified: String?
+
+    init(_ response: HTTPURLResponse, receivedAt: Date?) {
+        self.init(directives: CacheRules.directives(in: response.value(forHTTPHeaderField: "Cache-Control")),
+                  date: response.value(forHTTPHeaderField: "Date"), expires: response.value(forHTTPHeaderField: "Expires"),
+                  lastModified: response.value(forHTTPHeaderField: "Last-Modified"), age: response.value(forHTTPHeaderField: "Age"),
+                  etag: response.value(forHTTPHeaderField: "ETag"), receivedAt: receivedAt)
+    }
+
+    init(directives: [String], date: String?, expires: String?, lastModified: String?, age: String?, etag: String?, receivedAt: Date?) {
+        let dateValue = date.flatMap(HTTPDate.parse)
+        var lifetime: TimeInterval?
+        if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }) {
+            lifetime = TimeInterval(maxAge.dropFirst(8)) ?? 0
+        } else if let expires {
+            // An invalid Expires means already expired (RFC 9111 §5.3).
+            if let expiry = HTTPDate.parse(expires), let dateValue { lifetime = expiry - dateValue } else { lifetime = 0 }
+        } else if let modified = lastModified.flatMap(HTTPDate.parse), let dateValue {
+            // The usual heuristic: 10 % of the time since the last change.
+            lifetime = max(0, dateValue - modified) / 10
+        }
+        self.lifetime = lifetime
+        // Without a receive time (an entry read back from disk) the Date is
+        // the only clock: the apparent age is measured from it now.
+        let received = receivedAt ?? Date()
+        let apparent = dateValue.map { max(0, received.timeIntervalSince1970 - $0) } ?? 0
+        ageWhenReceived = max(apparent, age.flatMap(TimeInterval.init) ?? 0)
+        self.receivedAt = received
+        mustRevalidate = directives.contains("no-cache")
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    private init(lifetime: TimeInterval?, ageWhenReceived: TimeInterval, receivedAt: Date, mustRevalidate: Bool, etag: String?, lastModified: String?) {
+        self.lifetime = lifetime
+        self.ageWhenReceived = ageWhenReceived
+        self.receivedAt = receivedAt
+        self.mustRevalidate = mustRevalidate
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    /// Whether the response may be used now without asking the server.
+    func isFresh(at now: Date) -> Bool {
+        guard !mustRevalidate, let lifetime else { return false }
+        return ageWhenReceived + now.timeIntervalSince(receivedAt) < lifetime
+    }
+
+    /// After a 304: its Cache-Control, Expires, Date and validators replace the stored ones.
+    func refreshed(by head: ReceivedResponse, receivedAt: Date) -> CacheFreshness {
+        let updated = CacheFreshness(directives: CacheRules.directives(in: head.value(forField: "cache-control")),
+                                     date: head.value(forField: "date"), expires: head.value(forField: "expires"),
+                                     lastModified: head.value(forField: "last-modified") ?? lastModified,
+                                     age: head.value(forField: "age"), etag: head.value(forField: "etag") ?? etag, receivedAt: receivedAt)
+        // A 304 without any lifetime of its own keeps the stored one.
+        return updated.lifetime != nil ? updated
+            : CacheFreshness(lifetime: lifetime, ageWhenReceived: updated.ageWhenReceived, receivedAt: receivedAt,
+                             mustRevalidate: mustRevalidate, etag: updated.etag, lastModified: updated.lastModified)
+    }
+}

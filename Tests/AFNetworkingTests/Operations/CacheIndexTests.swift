@@ -1,0 +1,161 @@
+@testable import AFNetworking
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// The in-memory index in front of URLCache: the disk is read once per URL,
+/// writes happen behind the requests, and the cache semantics stay intact.
+final class CacheIndexTests: OperationTestCase {
+    private var previous: URLCache!
+    private var cache: CountingCache!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        previous = URLCache.shared
+        cache = CountingCache(memoryCapacity: 4 << 20, diskCapacity: 16 << 20,
+                              diskPath: FileManager.default.temporaryDirectory.appendingPathComponent("afn-index-\(UUID().uuidString)").path)
+        URLCache.shared = cache
+    }
+
+    override func tearDown() {
+        URLCache.shared = previous
+        super.tearDown()
+    }
+
+    func testANoStoreResponseIsLookedUpOnceAndNeverStored() {
+        server.respond("/api", headers: [("Cache-Control", "no-store")], body: Data("{}".utf8))
+        for _ in 0..<50 { XCTAssertNil(run(HTTPRequestOperation(request: request("/api"))).error) }
+        XCTAssertEqual(server.requests.count, 50)
+        XCTAssertEqual(cache.lookups.value, 1, "the disk is asked once per URL, not once per request")
+        XCTAssertEqual(cache.stores.value, 0)
+    }
+
+    func testAFreshEntryIsServedFromMemory() {
+        server.respond("/asset", headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"a\"")], body: Data("asset".utf8))
+        for _ in 0..<30 {
+            let operation = HTTPRequestOperation(request: request("/asset"))
+            XCTAssertNil(run(operation).error)
+            XCTAssertEqual(operation.responseData, Data("asset".utf8))
+            XCTAssertEqual(operation.response?.statusCode, 200)
+        }
+        XCTAssertEqual(server.requests.count, 1, "29 answers came from the cache")
+        XCTAssertEqual(cache.lookups.value, 1)
+        XCTAssertTrue(spin { self.cache.stores.value == 1 }, "the entry is written to URLCache behind the request")
+    }
+
+    func testAStaleEntryLeftByAnEarlierRunIsRevalidatedOnceThenDroppedWhenTheAnswerIsNoStore() throws {
+        server.respond("/api", headers: [("Cache-Control", "no-store")], body: Data("fresh".utf8))
+        // What an earlier run of the program left on disk.
+        let url = self.url("/api")
+        let old = "Mon, 02 Jan 2023 10:00:00 GMT"
+        let response = try XCTUnwrap(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                                     headerFields: ["Date": old, "ETag": "\"old\"", "Cache-Control": "max-age=60"]))
+        cache.storeCachedResponse(CachedURLResponse(response: response, data: Data("stale".utf8)), for: URLRequest(url: url))
+        cache.resetCounts()
+
+        let first = HTTPRequestOperation(request: request("/api"))
+        XCTAssertNil(run(first).error)
+        XCTAssertEqual(first.responseData, Data("fresh".utf8))
+        XCTAssertEqual(server.requests.first?.headers.first(name: "if-none-match"), "\"old\"", "the stale entry was revalidated")
+        XCTAssertTrue(spin { self.cache.removals.value == 1 }, "the obsolete entry is removed from URLCache")
+        for _ in 0..<20 { XCTAssertNil(run(HTTPRequestOperation(request: request("/api"))).error) }
+        XCTAssertEqual(server.requests.count, 21)
+        XCTAssertTrue(server.requests.dropFirst().allSatisfy { $0.headers.first(name: "if-none-match") == nil },
+                      "later requests no longer revalidate the removed entry")
+        XCTAssertEqual(cache.lookups.value, 1)
+    }
+
+    func testA304ExtendsTheEntryWithItsOwnLifetime() {
+        let served = Locked(0)
+        server.route("/v") { request in
+            served.increment()
+            if request.headers.first(name: "if-none-match") == "\"v1\"" {
+                return [.head(status: 304, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=3600")]), .end]
+            }
+            return [.head(status: 200, headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=0"), ("Content-Length", "4")]),
+                    .body(Data("body".utf8)), .end]
+        }
+        for _ in 0..<5 {
+            let operation = HTTPRequestOperation(request: request("/v"))
+            XCTAssertNil(run(operation).error)
+            XCTAssertEqual(operation.responseData, Data("body".utf8))
+        }
+        XCTAssertEqual(served.value, 2, "a 200 (stale at once), then a 304 that made the entry fresh for an hour")
+    }
+
+    func testAnUnsafeMethodInvalidatesTheEntryOfItsURL() {
+        server.route("/doc") { request in
+            if request.method == "PUT" { return [.head(status: 204, headers: []), .end] }
+            return [.head(status: 200, headers: [("Cache-Control", "max-age=3600"), ("Content-Length", "3")]), .body(Data("doc".utf8)), .end]
+        }
+        XCTAssertNil(run(HTTPRequestOperation(request: request("/doc"))).error)
+        XCTAssertNil(run(HTTPRequestOperation(request: request("/doc"))).error)
+        XCTAssertEqual(server.requests.count, 1)
+        XCTAssertNil(run(HTTPRequestOperation(request: request("/doc", method: "PUT"))).error)
+        XCTAssertNil(run(HTTPRequestOperation(request: request("/doc"))).error)
+        XCTAssertEqual(server.requests.map(\.method), ["GET", "PUT", "GET"], "the PUT made the cached GET obsolete")
+    }
+
+    func testACacheWithoutCapacityStoresNothing() {
+        URLCache.shared = CountingCache(memoryCapacity: 0, diskCapacity: 0, diskPath: nil)
+        server.respond("/asset", headers: [("Cache-Control", "max-age=3600")], body: Data("a".utf8))
+        for _ in 0..<3 { XCTAssertNil(run(HTTPRequestOperation(request: request("/asset"))).error) }
+        XCTAssertEqual(server.requests.count, 3)
+    }
+
+    func testReplacingTheSharedCacheIsHonoured() {
+        server.respond("/asset", headers: [("Cache-Control", "max-age=3600")], body: Data("a".utf8))
+        XCTAssertNil(run(HTTPRequestOperation(request: request("/asset"))).error)
+        XCTAssertNil(run(HTTPRequestOperation(request: request("/asset"))).error)
+        XCTAssertEqual(server.requests.count, 1)
+        URLCache.shared = CountingCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
+        XCTAssertNil(run(HTTPRequestOperation(request: request("/asset"))).error)
+        XCTAssertEqual(server.requests.count, 2, "the new, empty cache has no entry")
+    }
+
+    func testEntriesForOtherQueryStringsAreNotServed() {
+        server.route("/q") { request in
+            [.head(status: 200, headers: [("Cache-Control", "max-age=3600"), ("Content-Length", "\(request.uri.utf8.count)")]),
+             .body(Data(request.uri.utf8)), .end]
+        }
+        for query in ["a=1", "a=2", "a=1"] {
+            var components = URLComponents(url: url("/q"), resolvingAgainstBaseURL: false)!
+            components.query = query
+            let operation = HTTPRequestOperation(request: URLRequest(url: components.url!))
+            XCTAssertNil(run(operation).error)
+            XCTAssertEqual(operation.responseData, Data("/q?\(query)".utf8))
+        }
+    }
+}
+
+/// A URLCache that counts what the library asks of it.
+final class CountingCache: URLCache, @unchecked Sendable {
+    // @unchecked: the counters are locked; URLCache itself is thread-safe.
+    let lookups = Locked(0)
+    let stores = Locked(0)
+    let removals = Locked(0)
+
+    func resetCounts() {
+        lookups.value = 0
+        stores.value = 0
+        removals.value = 0
+    }
+
+    override func cachedResponse(for request: URLRequest) -> CachedURLResponse? {
+        lookups.increment()
+        return super.cachedResponse(for: request)
+    }
+
+    override func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) {
+        stores.increment()
+        super.storeCachedResponse(cachedResponse, for: request)
+    }
+
+    override func removeCachedResponse(for request: URLRequest) {
+        removals.increment()
+        super.removeCachedResponse(for: request)
+    }
+}
