@@ -155,8 +155,10 @@ final class CacheIndex: Sendable {
             if case .absent = known.slot { return false }
             return true
         }
+        // Already known absent (every request of a no-store API): nothing to do.
+        guard hadEntry else { return }
         remember(key, .absent)
-        if hadEntry { writeBehind.remove(for: request, key: key) }
+        writeBehind.remove(for: request, key: key)
     }
 
     /// Drops everything the index knows (the cache was emptied).

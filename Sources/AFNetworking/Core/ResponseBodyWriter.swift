@@ -1,29 +1,36 @@
 import AFNetworkingTransport
 import Foundation
 
-/// Writes a response body to an `OutputStream` on its own serial queue, so the
+/// Writes a response body to an `OutputStream` on a queue of its own, so the
 /// caller's stream (user code, file I/O) never runs on the network thread.
 ///
 /// Everything for one request goes through here in order: the bytes of each
 /// hop, "start over" marks, bookkeeping (a resumable download's sidecar) and
-/// the final close. Memory stays bounded: once `highWater` bytes wait, the
-/// network thread pauses the transfer (`BodyDisposition.pause`), and the
-/// writer lifts the pause when it has drained below `lowWater`.
+/// the final close. Items wait in one list that a single job drains (one
+/// dispatch per burst, not per piece). Memory stays bounded: once
+/// `highWater` bytes wait, the network thread pauses the transfer
+/// (`BodyDisposition.pause`), and the writer lifts the pause when it has
+/// drained below `lowWater`.
 final class ResponseBodyWriter: @unchecked Sendable {
-    // @unchecked: `shared` is behind a lock; `stream` and `failure` are
-    // touched only on `queue` (checked with dispatchPrecondition).
+    // @unchecked: `shared` is behind a lock; `stream`, `opened` and `failure`
+    // are touched only by the draining job (dispatchPrecondition below).
 
     static let highWater = 1 << 20
     static let lowWater = 256 << 10
     private static let workQueue = DispatchQueue(label: "com.alamofire.networking.response-body", qos: .userInitiated,
                                                  attributes: .concurrent)
 
-    private let queue = DispatchQueue(label: "com.alamofire.networking.response-writer", target: ResponseBodyWriter.workQueue)
-    private let shared = LockedState(Shared())
-    /// Told once when a write fails (any later bytes are dropped).
-    private let onFailure: @Sendable (NSError) -> Void
+    private enum Item {
+        case bytes(Data, generation: Int)
+        case restart
+        case perform(@Sendable () -> Void)
+        case close(tail: Data?, done: @Sendable (NSError?, Data?) -> Void)
+    }
 
     private struct Shared {
+        var items: [Item] = []
+        /// A drain job is scheduled or running.
+        var draining = false
         /// Bytes enqueued and not yet written.
         var pendingBytes = 0
         /// The transfer paused because the writer was full.
@@ -34,8 +41,13 @@ final class ResponseBodyWriter: @unchecked Sendable {
         var peakPendingBytes = 0
     }
 
-    // Queue-confined.
-    private(set) var stream: OutputStream
+    private let queue = DispatchQueue(label: "com.alamofire.networking.response-writer", target: ResponseBodyWriter.workQueue)
+    private let shared = LockedState(Shared())
+    /// Told once when a write fails (any later bytes are dropped).
+    private let onFailure: @Sendable (NSError) -> Void
+
+    // Drain-job only.
+    private var stream: OutputStream
     private var opened = false
     private var failure: NSError?
 
@@ -59,12 +71,11 @@ final class ResponseBodyWriter: @unchecked Sendable {
     /// Queues a piece of body for writing.
     func enqueue(_ bytes: UnsafeRawBufferPointer) {
         let data = Data(bytes)
-        let generation = shared.withLock { shared -> Int in
+        submit { shared in
             shared.pendingBytes += data.count
             shared.peakPendingBytes = max(shared.peakPendingBytes, shared.pendingBytes)
-            return shared.generation
+            return .bytes(data, generation: shared.generation)
         }
-        queue.async { self.write(data, generation: generation) }
     }
 
     // MARK: - Any thread
@@ -75,12 +86,12 @@ final class ResponseBodyWriter: @unchecked Sendable {
     /// The entity starts over: a file stream is truncated to nothing, a
     /// memory stream replaced by an empty one.
     func restart() {
-        queue.async { self.startOver() }
+        submit { _ in .restart }
     }
 
     /// Runs `work` on the writer's queue after everything queued before it.
     func perform(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
+        submit { _ in .perform(work) }
     }
 
     /// Bytes queued so far are dropped instead of written (cancellation).
@@ -92,21 +103,66 @@ final class ResponseBodyWriter: @unchecked Sendable {
     /// declined redirect's body), closes the stream and hands `done` the
     /// failure, if writing or opening failed, and the data of a memory stream.
     func close(writing tail: Data?, then done: @escaping @Sendable (NSError?, Data?) -> Void) {
-        queue.async {
-            if let tail, !tail.isEmpty {
-                tail.withUnsafeBytes { self.writeAll($0) }
+        submit { _ in .close(tail: tail, done: done) }
+    }
+
+    /// Appends an item (made under the lock) and schedules a drain unless one
+    /// is already on its way.
+    private func submit(_ make: (inout Shared) -> Item) {
+        let schedule = shared.withLock { shared -> Bool in
+            shared.items.append(make(&shared))
+            defer { shared.draining = true }
+            return !shared.draining
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    // MARK: - Drain job
+
+    private func drain() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        while true {
+            let (batch, generation) = shared.withLock { shared -> ([Item], Int) in
+                let batch = shared.items
+                shared.items.removeAll(keepingCapacity: true)
+                if batch.isEmpty { shared.draining = false }
+                return (batch, shared.generation)
             }
-            self.openIfNeeded()
-            self.stream.close()
-            let memory = self.stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data
-            done(self.failure, memory)
+            guard !batch.isEmpty else { return }
+            for item in batch {
+                switch item {
+                case .bytes(let data, let itemGeneration):
+                    if itemGeneration == generation && failure == nil {
+                        data.withUnsafeBytes { writeAll($0) }
+                    }
+                    written(data.count)
+                case .restart:
+                    startOver()
+                case .perform(let work):
+                    work()
+                case .close(let tail, let done):
+                    if let tail, !tail.isEmpty { tail.withUnsafeBytes { writeAll($0) } }
+                    openIfNeeded()
+                    stream.close()
+                    done(failure, stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data)
+                }
+            }
         }
     }
 
-    // MARK: - Queue
+    /// Accounts written (or dropped) bytes, resuming a paused transfer once
+    /// the backlog is low again.
+    private func written(_ count: Int) {
+        let resume = shared.withLock { shared -> Transfer? in
+            shared.pendingBytes -= count
+            guard shared.pendingBytes < ResponseBodyWriter.lowWater, let blocked = shared.blocked else { return nil }
+            shared.blocked = nil
+            return blocked
+        }
+        if let resume { NetworkEngine.shared.resumeReceiving(resume) }
+    }
 
     private func openIfNeeded() {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard !opened else { return }
         opened = true
         stream.open()
@@ -114,20 +170,6 @@ final class ResponseBodyWriter: @unchecked Sendable {
             recordFailure(stream.streamError.map { $0 as NSError }
                 ?? ResponseBodyWriter.writeError(description: "The output stream could not be opened."))
         }
-    }
-
-    private func write(_ data: Data, generation: Int) {
-        let current = shared.withLock { $0.generation == generation }
-        if current && failure == nil {
-            data.withUnsafeBytes { writeAll($0) }
-        }
-        let resume = shared.withLock { shared -> Transfer? in
-            shared.pendingBytes -= data.count
-            guard shared.pendingBytes < ResponseBodyWriter.lowWater, let blocked = shared.blocked else { return nil }
-            shared.blocked = nil
-            return blocked
-        }
-        if let resume { NetworkEngine.shared.resumeReceiving(resume) }
     }
 
     private func writeAll(_ buffer: UnsafeRawBufferPointer) {

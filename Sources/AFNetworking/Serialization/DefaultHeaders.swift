@@ -31,6 +31,9 @@ enum DefaultHeaders {
     /// Transliterates to ASCII ("é" → "e") and drops whatever still is not ASCII or is a
     /// control character, which could otherwise split the header.
     static func asciiOnly(_ string: String) -> String {
+        // ICU's transliterator maps megabytes of data into the process on
+        // first use: only text that is not plain ASCII needs it.
+        if string.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return string }
         let transliterated = string.applyingTransform(StringTransform("Any-Latin; Latin-ASCII"), reverse: false) ?? string
         let scalars = transliterated.unicodeScalars.filter { $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F }
         return String(String.UnicodeScalarView(scalars))

@@ -161,16 +161,24 @@ final class MultipartBodyStream: InputStream, NSCopying {
             return copy(data, from: offset, into: pointer, max: max)
         case .file:
             largestFileChunk = Swift.max(largestFileChunk, max)
-            do {
-                guard let chunk = try fileHandle?.read(upToCount: max), !chunk.isEmpty else {
-                    fail(shortSourceError())
-                    return -1
-                }
-                return copy(chunk, from: 0, into: pointer, max: chunk.count)
-            } catch {
-                fail(error)
+            guard let descriptor = fileHandle?.fileDescriptor else {
+                fail(shortSourceError())
                 return -1
             }
+            // Straight into the caller's buffer: no Data in between.
+            var count = 0
+            repeat {
+                count = Glibc.read(descriptor, pointer, max)
+            } while count < 0 && errno == EINTR
+            if count < 0 {
+                fail(NSError(domain: NSPOSIXErrorDomain, code: Int(errno)))
+                return -1
+            }
+            if count == 0 {
+                fail(shortSourceError())
+                return -1
+            }
+            return count
         case let .stream(stream):
             guard let stream = stream else {
                 fail(shortSourceError())

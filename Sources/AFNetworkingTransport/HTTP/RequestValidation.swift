@@ -16,11 +16,11 @@ package enum RequestValidation {
             return .failure(TransportErrors.make(NSURLErrorBadURL, url: nil, underlying: nil,
                                                  description: "The request has no URL."))
         }
-        guard let scheme = url.scheme?.lowercased(), !scheme.isEmpty else {
+        guard let scheme = url.scheme, !scheme.isEmpty else {
             return .failure(TransportErrors.make(NSURLErrorUnsupportedURL, url: url, underlying: nil,
                                                  description: "The URL \(url.absoluteString) has no scheme; only absolute http and https URLs can be loaded."))
         }
-        guard scheme == "http" || scheme == "https" else {
+        guard isHTTP(scheme) else {
             return .failure(TransportErrors.make(NSURLErrorUnsupportedURL, url: url, underlying: nil,
                                                  description: "The URL scheme \(scheme) is not supported; only http and https are."))
         }
@@ -29,6 +29,22 @@ package enum RequestValidation {
                                                  description: "The URL \(url.absoluteString) has no host."))
         }
         return .success(url)
+    }
+
+    /// "http" or "https" in any case, without making a lowercased copy.
+    private static func isHTTP(_ scheme: String) -> Bool {
+        let utf8 = scheme.utf8
+        guard utf8.count == 4 || utf8.count == 5 else { return false }
+        for (index, byte) in utf8.enumerated() {
+            let lower = byte | 0x20
+            switch index {
+            case 0: guard lower == UInt8(ascii: "h") else { return false }
+            case 1, 2: guard lower == UInt8(ascii: "t") else { return false }
+            case 3: guard lower == UInt8(ascii: "p") else { return false }
+            default: guard lower == UInt8(ascii: "s") else { return false }
+            }
+        }
+        return true
     }
 
     /// nil when every header field can be sent as is; otherwise the error

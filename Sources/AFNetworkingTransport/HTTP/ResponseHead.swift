@@ -84,12 +84,14 @@ package struct ResponseHead: Sendable {
         }
         // The name: token characters up to the colon.
         var colon = 0
-        while colon < line.count, line[colon] != UInt8(ascii: ":") {
-            guard ResponseHead.tokenCharacters[Int(line[colon])] else {
-                return .invalid("The response head has a header field with an invalid name.")
+        let validName = ResponseHead.tokenCharacters.withUnsafeBufferPointer { table -> Bool in
+            while colon < line.count, line[colon] != UInt8(ascii: ":") {
+                guard table[Int(line[colon])] else { return false }
+                colon += 1
             }
-            colon += 1
+            return true
         }
+        guard validName else { return .invalid("The response head has a header field with an invalid name.") }
         guard colon < line.count, colon > 0 else {
             return .invalid("The response head has a line that is not a header field.")
         }
@@ -110,12 +112,15 @@ package struct ResponseHead: Sendable {
         while lower < upper, ResponseHead.isBlank(line[lower]) { lower += 1 }
         while upper > lower, ResponseHead.isBlank(line[upper - 1]) { upper -= 1 }
         let value = UnsafeBufferPointer(start: line.baseAddress.map { $0 + lower }, count: upper - lower)
-        let first = bytes.count
-        bytes.append(contentsOf: value)
-        var index = first
-        while index < bytes.count {
-            if bytes[index] == 0x0D || bytes[index] == 0x00 { bytes[index] = UInt8(ascii: " ") }
-            index += 1
+        var clean = true
+        for byte in value where byte == 0x0D || byte == 0x00 {
+            clean = false
+            break
+        }
+        if clean {
+            bytes.append(contentsOf: value)
+        } else {
+            for byte in value { bytes.append(byte == 0x0D || byte == 0x00 ? UInt8(ascii: " ") : byte) }
         }
     }
 

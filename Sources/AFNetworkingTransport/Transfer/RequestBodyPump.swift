@@ -191,15 +191,17 @@ package final class RequestBodyPump: @unchecked Sendable {
         }
         let throttle = (stream as? ThrottledBodyStream)?.throttle
         let limit = min(RequestBodyPump.readSize, max(1, throttle?.packetSize ?? RequestBodyPump.readSize))
-        var chunk = Data(count: limit)
-        let count = chunk.withUnsafeMutableBytes { buffer -> Int in
-            guard let base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return -1 }
-            return stream.read(base, maxLength: limit)
+        // Not Data(count:), which zero-fills every chunk before it is read into.
+        guard let memory = malloc(limit) else {
+            fail(.bodyStreamFailed(nil))
+            return
         }
+        let count = stream.read(memory.assumingMemoryBound(to: UInt8.self), maxLength: limit)
+        let chunk = count > 0 ? Data(bytesNoCopy: memory, count: count, deallocator: .free) : nil
+        if chunk == nil { free(memory) }
         let step = state.withLock { state -> (wake: Bool, again: Bool)? in
             guard state.generation == generation, !state.closed else { return nil }
-            if count > 0 {
-                chunk.count = count
+            if let chunk {
                 state.chunks.append(chunk)
                 state.buffered += count
             } else if count == 0 {

@@ -83,6 +83,8 @@ extension Transfer {
                 NetworkEngine.shared.resumeSending(self)
             }
             try easy.set(CURLOPT_POST, true)
+            // Fewer, larger reads and sends than curl's 64 KiB default.
+            try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, RequestBodyPump.readSize)
             // -1 makes curl send the body chunked when the caller gave no length.
             try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, size: declared)
             try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_READFUNCTION, transferReadCallback).check("read callback")
