@@ -22,6 +22,9 @@ extension TransferStateMachine {
         case askChallenge(ChallengeQuestion)
         /// Finish the output, then report `outputFinished`.
         case deliver(Outcome)
+        /// Stop (true) or restart (false) the data flow of the transfer with
+        /// this tag, keeping its connection (a session task's suspend/resume).
+        case suspendTransfer(tag: UInt64, Bool)
     }
 
     /// The request and credentials of a new hop, plus what the previous hop
@@ -36,6 +39,8 @@ extension TransferStateMachine {
         /// adapter sends a fresh copy of it (or fails the hop when it cannot
         /// be copied). Copying runs caller code, so it is not done here.
         let needsFreshBodyStream: Bool
+        /// The request is suspended: the transfer starts with its data flow stopped.
+        let startsSuspended: Bool
     }
 
     /// Side effects of a decided follow-up.

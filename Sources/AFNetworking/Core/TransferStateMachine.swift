@@ -137,6 +137,10 @@ struct TransferStateMachine {
     private var nextToken: UInt64 = 0
     /// The body stream an earlier hop handed to a transfer (consumed by it).
     private var sentBodyStream: ObjectIdentifier?
+    /// Whether the data flow is stopped (a session task's `suspend()`); not a
+    /// state of its own because a request can be suspended in any state and
+    /// carries on from where it was when resumed.
+    private(set) var isSuspended = false
 
     init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -222,7 +226,7 @@ struct TransferStateMachine {
             sentBodyStream = identity
         }
         return .startTransfer(HopStart(tag: hop.tag, request: request, credentials: credentials, effects: previous,
-                                       needsFreshBodyStream: needsFreshBodyStream))
+                                       needsFreshBodyStream: needsFreshBodyStream, startsSuspended: isSuspended))
     }
 
     /// The adapter could not build or submit the transfer for `tag`.
@@ -286,6 +290,24 @@ struct TransferStateMachine {
         case .modifying:
             preconditionFailure("fail() while the state is being modified")
         }
+    }
+
+    /// Stops the data flow without ending anything (a session task's
+    /// `suspend()`): a running transfer keeps its connection and position; a
+    /// hop started while suspended starts stopped.
+    mutating func suspend() -> Action {
+        guard !isSuspended else { return .none }
+        isSuspended = true
+        if case .running(_, let hop) = state { return .suspendTransfer(tag: hop.tag, true) }
+        return .none
+    }
+
+    /// Lets the data flow again after `suspend()`.
+    mutating func unsuspend() -> Action {
+        guard isSuspended else { return .none }
+        isSuspended = false
+        if case .running(_, let hop) = state { return .suspendTransfer(tag: hop.tag, false) }
+        return .none
     }
 
     /// Stops the request and keeps what arrived; `resume(with:)` continues.

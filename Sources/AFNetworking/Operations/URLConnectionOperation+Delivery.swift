@@ -4,106 +4,85 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The end of an operation: the output is finished (stream closed, partial
-/// file moved), then completion work runs (cookies, cache, and in
+/// The operation as a `TransferAdapter`: its settings, how it announces its
+/// phase (KVO and 2.7's notifications), reports progress (blocks on the
+/// completion queue) and finishes a restart-proof download. The end of an
+/// operation runs in this order — output finished (stream closed, partial
+/// file moved), completion work (cookies, cache, and in
 /// `HTTPRequestOperation` the serializer and success/failure blocks), then
-/// the operation is finished — in that order, so a dependent operation never
-/// starts before the blocks of the one it depends on have returned.
-extension URLConnectionOperation {
-    /// Closes the output and records the final outcome. For a stream this
-    /// happens on the writer's queue, after every byte queued before it.
-    func finishOutput(_ outcome: TransferStateMachine.Outcome) {
-        guard let writer = core.withLock({ $0.writer }) else {
-            outputFinished(outcome)
-            return
-        }
-        if let error = outcome.error, error.domain == NSURLErrorDomain, error.code == NSURLErrorCancelled {
-            writer.discardPending()
-        }
-        let file = settings.withLock { $0.resumableFile }
-        writer.close(writing: outcome.bodyToWrite) { [self] failure, memory in
-            var final = outcome
-            if final.error == nil, let failure { final.error = failure }
-            final.memoryBody = memory
-            if final.error == nil, let file, let status = final.statusCode, status == 200 || status == 206 {
-                do {
-                    try file.complete()
-                } catch {
-                    final.error = error as NSError
-                }
-            }
-            outputFinished(final)
+/// finished — so a dependent operation never starts before the blocks of
+/// the one it depends on have returned.
+extension URLConnectionOperation: TransferAdapter {
+    func transferEnvironment() -> TransferEnvironment {
+        settings.withLock { settings in
+            TransferEnvironment(securityPolicy: settings.securityPolicy, reportsUploadProgress: settings.uploadProgress != nil)
         }
     }
 
-    /// The output is final: `responseData`, `response` and `error` now hold
-    /// their last values. Completion work follows.
-    private func outputFinished(_ outcome: TransferStateMachine.Outcome) {
-        core.withLock { $0.machine.outputFinished(outcome) }
-        runCompletion(outcome)
+    /// 2.7 re-sent only streams it could copy: the multipart body can.
+    func freshBodyStream(for request: URLRequest) -> InputStream? {
+        guard let copyable = request.httpBodyStream as? NSCopying else { return nil }
+        return copyable.copy(with: nil) as? InputStream
     }
 
-    /// The operation is over: `isFinished` becomes true.
-    func completionFinished() {
-        handle { core in
-            core.machine.completionFinished()
-            return .none
+    /// Tells Foundation's OperationQueue (outside the lock: its observers take
+    /// their own locks and call back into `isReady`/`isFinished`), and posts
+    /// the 2.7 start/finish notifications.
+    func announce(_ change: PhaseChange) {
+        // Leaving `ready` is not announced: swift-corelibs-foundation answers
+        // a change of isReady by rescheduling the whole queue, which matters
+        // only when an operation becomes ready (and is wasted on every start).
+        let leaving = change.before == .ready ? nil : change.before.keyPath
+        willChangeValue(forKey: change.after.keyPath)
+        if let leaving { willChangeValue(forKey: leaving) }
+        if let leaving { didChangeValue(forKey: leaving) }
+        didChangeValue(forKey: change.after.keyPath)
+        if change.after == .executing {
+            MainQueueNotifier.shared.post(.AFNetworkingOperationDidStart, object: self)
+        } else if change.before == .executing {
+            MainQueueNotifier.shared.post(.AFNetworkingOperationDidFinish, object: self)
         }
     }
 
-    /// Stores the final response's cookies and updates the cache: stores a
-    /// storable answer, refreshes an entry a 304 confirmed, drops an entry a
-    /// newer answer made obsolete. Off the network thread, before the
-    /// operation finishes, so a request started after it sees all of it.
+    func didReceiveHead(_ response: ReceivedResponse, route: TransferStateMachine.BodyRoute, writer: ResponseBodyWriter?) {
+        guard let writer, route == .output, let file = settings.withLock({ $0.resumableFile }) else { return }
+        // The sidecar is written (and synced) on the writer's queue.
+        writer.perform { file.record(response) }
+    }
+
+    func didReceiveBody(_ bytes: UnsafeRawBufferPointer, progress: TransferStateMachine.Progress, writer: ResponseBodyWriter?) {
+        guard let block = settings.withLock({ $0.downloadProgress }) else { return }
+        let queue = effectiveCompletionQueue, group = effectiveCompletionGroup
+        let report: @Sendable () -> Void = { queue.async(group: group) { block(progress.bytes, progress.total, progress.expected) } }
+        // For a stream output, after the bytes are in the stream, as 2.7 reported it.
+        if let writer { writer.perform(report) } else { report() }
+    }
+
+    func didSendBody(bytes: Int, total: Int64, expected: Int64) {
+        guard let block = settings.withLock({ $0.uploadProgress }) else { return }
+        effectiveCompletionQueue.async(group: effectiveCompletionGroup) { block(bytes, total, expected) }
+    }
+
+    /// A restart-proof download's complete partial file becomes its destination.
+    func outputDidClose(_ outcome: TransferStateMachine.Outcome) -> TransferStateMachine.Outcome {
+        guard outcome.error == nil, let file = settings.withLock({ $0.resumableFile }),
+              let status = outcome.statusCode, status == 200 || status == 206 else { return outcome }
+        var final = outcome
+        do {
+            try file.complete()
+        } catch {
+            final.error = error as NSError
+        }
+        return final
+    }
+
+    /// The cache-response block sees (and may replace or refuse) what is stored.
     func recordResponse(_ outcome: TransferStateMachine.Outcome) {
-        NetworkThread.assertNotCurrent()
-        if let confirmation = outcome.revalidatedBy, let request = outcome.finalRequest {
-            CookieHandling.store(from: confirmation, for: request)
-            if let key = outcome.originalRequest?.url?.absoluteString {
-                CacheIndex.index(for: URLCache.shared).refresh(key: key, with: confirmation, receivedAt: Date())
-            }
-            return
+        let block = settings.withLock { $0.cacheResponse }
+        recordResponse(outcome) { proposal in
+            guard let block else { return proposal }
+            return isCancelled ? nil : block(self, proposal)
         }
-        guard !outcome.servedFromCache, case .received(let head)? = outcome.response else { return }
-        if let request = outcome.finalRequest {
-            CookieHandling.store(from: head, for: request)
-        }
-        guard outcome.error == nil, let original = outcome.originalRequest else { return }
-        let key = head.url.absoluteString
-        switch CacheRules.effect(of: head, for: original) {
-        case .none:
-            return
-        case .invalidate:
-            CacheIndex.index(for: URLCache.shared).invalidate(original, key: key)
-        case .store:
-            guard let data = outcome.memoryBody else { return }
-            storeInCache(head, data: data, for: original)
-        }
-    }
-
-    /// Stores the response, through the cache-response block if one is set.
-    private func storeInCache(_ head: ReceivedResponse, data: Data, for original: URLRequest) {
-        let (block, policy) = settings.withLock { ($0.cacheResponse, $0.securityPolicy) }
-        guard let response = head.httpURLResponse else { return }
-        // Stored under the URL that produced it (after any redirect), and
-        // tagged with the security policy it was fetched under.
-        var key = original
-        key.url = response.url ?? original.url
-        let tag = policy.map(CacheRules.policyTag) ?? CacheRules.standardTag
-        let userInfo: [AnyHashable: Any] = [CacheRules.policyKey: tag]
-        var cached: CachedURLResponse? = CachedURLResponse(response: response, data: data, userInfo: userInfo, storagePolicy: .allowed)
-        if let block, let proposed = cached { cached = block(self, proposed) }
-        guard let cached, !isCancelled, let keyString = key.url?.absoluteString else { return }
-        CacheIndex.index(for: URLCache.shared).store(cached, for: key, key: keyString, policyTag: tag, receivedAt: Date())
-    }
-
-    /// Asks the cache about the request (off the network thread: the first
-    /// question about a URL may read the disk) and tells the machine.
-    func lookUpCache(for request: URLRequest) {
-        NetworkThread.assertNotCurrent()
-        let policy = settings.withLock { $0.securityPolicy }
-        let plan = CacheRules.plan(for: request, cache: .shared, policyTag: policy.map(CacheRules.policyTag) ?? CacheRules.standardTag)
-        handle { $0.machine.cacheLookupFinished(plan) }
     }
 }
 

@@ -10,6 +10,14 @@ import FoundationNetworking
 /// after a cancel or pause changes nothing.
 extension URLConnectionOperation {
     func askRedirect(_ question: TransferStateMachine.RedirectQuestion) {
+        CompletionDefaults.processingQueue.async { self.decideRedirect(question) }
+    }
+
+    func askChallenge(_ question: TransferStateMachine.ChallengeQuestion) {
+        CompletionDefaults.processingQueue.async { self.presentChallenge(question) }
+    }
+
+    private func decideRedirect(_ question: TransferStateMachine.RedirectQuestion) {
         NetworkThread.assertNotCurrent()
         let next: URLRequest?
         if let block = settings.withLock({ $0.redirectResponse }) {
@@ -20,7 +28,7 @@ extension URLConnectionOperation {
         handle { $0.machine.redirectDecided(token: question.token, next) }
     }
 
-    func askChallenge(_ question: TransferStateMachine.ChallengeQuestion) {
+    private func presentChallenge(_ question: TransferStateMachine.ChallengeQuestion) {
         NetworkThread.assertNotCurrent()
         let challenge = URLAuthenticationChallenge(protectionSpace: question.protectionSpace, proposedCredential: nil,
                                                    previousFailureCount: question.previousFailureCount,

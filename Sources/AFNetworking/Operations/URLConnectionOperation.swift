@@ -15,24 +15,12 @@ import FoundationNetworking
 ///
 /// Inside, the operation is a thin adapter: its lifecycle is one
 /// `TransferStateMachine` value behind a lock (`core`); what the machine asks
-/// for runs after the lock is released (see `URLConnectionOperation+Machine`).
+/// for runs after the lock is released (`TransferAdapter`, shared with the
+/// session manager's tasks).
 /// Settings and blocks live in a second lock (`settings`); the two are never
 /// held together.
 open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     // @unchecked: every mutable field is inside `core` or `settings` (LockedState).
-
-    /// The lifecycle and what belongs to it.
-    struct Core {
-        var machine: TransferStateMachine
-        /// The transfer of the machine's current hop, once built and registered.
-        var transfer: Transfer?
-        /// Writes the body to `outputStream` off the network thread (nil when
-        /// the body stays in memory).
-        var writer: ResponseBodyWriter?
-        /// The challenge object handed to the challenge block, and the
-        /// machine's token for it.
-        var challenge: (challenge: URLAuthenticationChallenge, token: UInt64)?
-    }
 
     /// What the caller configures.
     struct Settings {
@@ -56,12 +44,12 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         var resumableFile: ResumableFile?
     }
 
-    let core: LockedState<Core>
+    let core: LockedState<TransferCore>
     let settings: LockedState<Settings>
 
     /// Creates an operation for `request`; nothing is sent until it starts.
     public required init(request: URLRequest) {
-        core = LockedState(Core(machine: TransferStateMachine()))
+        core = LockedState(TransferCore(machine: TransferStateMachine()))
         settings = LockedState(Settings(request: request))
         super.init()
     }
@@ -290,7 +278,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// The writer for a stream output, made once, before the first hop: the
     /// body stays in memory when no `outputStream` was set or asked for.
-    private func prepareWriter(for stream: OutputStream?, in core: inout Core) {
+    private func prepareWriter(for stream: OutputStream?, in core: inout TransferCore) {
         guard let stream, core.writer == nil else { return }
         core.writer = ResponseBodyWriter(stream: stream) { [weak self] error in self?.outputDidFail(error) }
     }

@@ -33,6 +33,8 @@ package final class NetworkEngine: @unchecked Sendable {
     private var active: [ObjectIdentifier: Transfer] = [:]
     private var drained: [Command] = []
     private let partitions = ConnectionPartitions()
+    /// Per host-limit key: transfers running, and those waiting for a slot.
+    private var limited: [String: (running: Int, waiting: [Transfer])] = [:]
 
     private init() {
         multi = cafcurl_global_init_once() == CURLE_OK ? curl_multi_init() : nil
@@ -130,6 +132,13 @@ package final class NetworkEngine: @unchecked Sendable {
             case .start(let transfer):
                 add(transfer, to: multi)
             case .abort(let transfer):
+                if removeWaiting(transfer) {
+                    // Waiting for a slot of its host: it never joined curl.
+                    transfer.abortReason = transfer.requestedAbort
+                    transfer.finish(error: transfer.outcomeError(for: CURLE_ABORTED_BY_CALLBACK))
+                    transfer.releaseResources()
+                    continue
+                }
                 // Unknown here: not started yet (its start will see the sticky
                 // request) or already completed (nothing to do).
                 guard active[ObjectIdentifier(transfer)] != nil else { continue }
@@ -160,13 +169,26 @@ package final class NetworkEngine: @unchecked Sendable {
         _ = curl_easy_pause(transfer.easy.raw, transfer.pauseState.curlMask)
     }
 
-    private func add(_ transfer: Transfer, to multi: UnsafeMutableRawPointer) {
+    private func add(_ transfer: Transfer, to multi: UnsafeMutableRawPointer, waited: Bool = false) {
         if let reason = transfer.requestedAbort {
-            // Aborted before it got here: it never joins curl.
+            // Aborted before it got here: it never joins curl (and hands on
+            // the host slot it was given, if it waited for one).
             transfer.abortReason = reason
             transfer.finish(error: transfer.outcomeError(for: CURLE_ABORTED_BY_CALLBACK))
             transfer.releaseResources()
+            if waited { releaseSlot(of: transfer, in: multi) }
             return
+        }
+        if let limit = transfer.options.hostLimit, !waited {
+            var slot = limited[limit.key] ?? (0, [])
+            guard slot.running < limit.maximum else {
+                // Its host is at the limit: it waits, in order, for a slot.
+                slot.waiting.append(transfer)
+                limited[limit.key] = slot
+                return
+            }
+            slot.running += 1
+            limited[limit.key] = slot
         }
         var failure: Error?
         do {
@@ -184,6 +206,7 @@ package final class NetworkEngine: @unchecked Sendable {
                                              underlying: failure as NSError, description: "\(failure)")
             transfer.finish(error: error)
             transfer.releaseResources()
+            releaseSlot(of: transfer, in: multi)
             return
         }
         // The +1 that curl's callbacks rely on; released in `complete`.
@@ -214,6 +237,30 @@ package final class NetworkEngine: @unchecked Sendable {
         transfer.finish(error: transfer.outcomeError(for: code))
         transfer.releaseResources()
         Unmanaged.passUnretained(transfer).release()
+        releaseSlot(of: transfer, in: multi)
+    }
+
+    /// A transfer under a host limit ended: the next one waiting for that
+    /// host, if any, takes its slot.
+    private func releaseSlot(of transfer: Transfer, in multi: UnsafeMutableRawPointer) {
+        guard let key = transfer.options.hostLimit?.key, var slot = limited[key] else { return }
+        if slot.waiting.isEmpty {
+            slot.running -= 1
+            limited[key] = slot.running > 0 ? slot : nil
+            return
+        }
+        let next = slot.waiting.removeFirst()
+        limited[key] = slot
+        add(next, to: multi, waited: true)
+    }
+
+    /// Takes a transfer out of its host's waiting list; false if it was not waiting.
+    private func removeWaiting(_ transfer: Transfer) -> Bool {
+        guard let key = transfer.options.hostLimit?.key, var slot = limited[key],
+              let index = slot.waiting.firstIndex(where: { $0 === transfer }) else { return false }
+        slot.waiting.remove(at: index)
+        limited[key] = slot
+        return true
     }
 
     private func expireIdleTransfers(_ multi: UnsafeMutableRawPointer) {

@@ -21,6 +21,9 @@ package struct TransferOptions: Sendable {
     /// The creator's name for this transfer, echoed back in every report so a
     /// report from a transfer that is no longer current can be told apart.
     package var tag: UInt64 = 0
+    /// At most `maximum` transfers with the same `key` run at once; the rest
+    /// wait in the engine, in order (a session's `httpMaximumConnectionsPerHost`).
+    package var hostLimit: HostLimit?
 
     package init(request: URLRequest) {
         self.request = request
@@ -84,4 +87,15 @@ package struct TLSVerification: Sendable {
     // ProcessInfo's dictionary on every request would cost more than the request.
     private static let environmentCAFile = ProcessInfo.processInfo.environment["SSL_CERT_FILE"]
     private static let environmentCADirectory = ProcessInfo.processInfo.environment["SSL_CERT_DIR"]
+}
+
+/// A limit on concurrent transfers that share a key (a session and a host:port).
+package struct HostLimit: Sendable, Equatable {
+    package var key: String
+    package var maximum: Int
+
+    package init(key: String, maximum: Int) {
+        self.key = key
+        self.maximum = max(1, maximum)
+    }
 }
