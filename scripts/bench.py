@@ -84,10 +84,11 @@ class Bench:
 
     def s1(self):
         count, concurrency = "20000", "8"
-        base, empty, stale, hits, bypass, ahc, session = [], [], [], [], [], [], []
+        base, empty, stale, hits, bypass, tasks, ahc, session = [], [], [], [], [], [], [], []
         for _ in range(self.runs):
             base.append(self.baseline("s1", self.small, count, concurrency))
             empty.append(self.ours("s1", self.nostore, count, concurrency, fresh_cache=True))
+            tasks.append(self.ours("session-s1", self.nostore, count, concurrency, fresh_cache=True))
             self.ours("prime-stale", self.nostore, fresh_cache=True)
             stale.append(self.ours("s1", self.nostore, count, concurrency))
             hits.append(self.ours("s1", self.fresh, count, concurrency, fresh_cache=True))
@@ -101,6 +102,8 @@ class Bench:
         row("default, no-store, stale entry", "req/s", median(stale, "req_per_s"), b)
         row("default, fresh for an hour (hits)", "req/s", median(hits, "req_per_s"), b)
         row("bypassing the cache", "req/s", median(bypass, "req_per_s"), b)
+        row("session manager (no-store, empty cache)", "req/s", median(tasks, "req_per_s"), b)
+        row("session manager vs operations", "req/s", median(tasks, "req_per_s"), median(empty, "req_per_s"), baseline="operations")
         if ahc:
             row("AsyncHTTPClient (no-store)", "req/s", median(ahc, "req_per_s"), b)
             row("URLSession (no-store)", "req/s", median(session, "req_per_s"), b)
@@ -112,15 +115,17 @@ class Bench:
         row("default, no-store, stale entry", "µs", median(stale, "cpu_s") / int(count) * 1e6, cpu_base, "lower")
         row("default, fresh for an hour (hits)", "µs", median(hits, "cpu_s") / int(count) * 1e6, cpu_base, "lower")
         row("bypassing the cache", "µs", median(bypass, "cpu_s") / int(count) * 1e6, cpu_base, "lower")
+        row("session manager", "µs", median(tasks, "cpu_s") / int(count) * 1e6, cpu_base, "lower")
 
     # S2: latency.
 
     def s2(self):
         count = "2000"
-        base, empty, stale, bypass, ahc, session = [], [], [], [], [], []
+        base, empty, stale, bypass, tasks, ahc, session = [], [], [], [], [], [], []
         for _ in range(self.runs):
             base.append(self.baseline("s2", self.small, count))
             empty.append(self.ours("s2", self.nostore, count, fresh_cache=True))
+            tasks.append(self.ours("session-s2", self.nostore, count, fresh_cache=True))
             self.ours("prime-stale", self.nostore, fresh_cache=True)
             stale.append(self.ours("s2", self.nostore, count))
             bypass.append(self.ours("s2", self.nostore, count, "bypass", fresh_cache=True))
@@ -133,6 +138,7 @@ class Bench:
             row(f"{label}, default, no-store, empty cache", "µs", median(empty, key), b, "lower")
             row(f"{label}, default, no-store, stale entry", "µs", median(stale, key), b, "lower")
             row(f"{label}, bypassing the cache", "µs", median(bypass, key), b, "lower")
+            row(f"{label}, session manager", "µs", median(tasks, key), b, "lower")
             if ahc:
                 row(f"{label}, AsyncHTTPClient", "µs", median(ahc, key), b, "lower")
                 row(f"{label}, URLSession", "µs", median(session, key), b, "lower")
@@ -141,7 +147,7 @@ class Bench:
 
     def s3(self):
         target = os.path.join(self.args.scratch, "download.bin")
-        curl_rates, our_rates, our_rss = [], [], []
+        curl_rates, our_rates, our_rss, task_rates, task_rss = [], [], [], [], []
         for _ in range(max(3, self.runs // 2)):
             curl = subprocess.run(["curl", "-s", "-o", target, "-w", "%{speed_download}", self.large],
                                   capture_output=True, text=True, check=True, timeout=600)
@@ -151,11 +157,17 @@ class Bench:
             our_rates.append(ours["mb_per_s"])
             our_rss.append(ours["peak_rss_mib"])
             os.remove(target)
+            task = self.ours("session-s3", self.large, target)
+            task_rates.append(task["mb_per_s"])
+            task_rss.append(task["peak_rss_mib"])
+            os.remove(target)
         curl_rss = peak_rss(["curl", "-s", "-o", target, self.large])
         os.remove(target)
         print("S3: 512 MiB download to a file through outputStream, default request (baseline: curl -o)")
         row("throughput", "MB/s", statistics.median(our_rates), statistics.median(curl_rates))
         row("peak RSS", "MiB", statistics.median(our_rss), curl_rss, "lower")
+        row("session download task throughput", "MB/s", statistics.median(task_rates), statistics.median(curl_rates))
+        row("session download task peak RSS", "MiB", statistics.median(task_rss), curl_rss, "lower")
 
     # S4: multipart upload from a file.
 

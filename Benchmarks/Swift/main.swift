@@ -18,6 +18,7 @@ import FoundationNetworking
 //   afn-bench s4 URL FILE                  (multipart upload of FILE)
 //   afn-bench s5 URL UPLOAD_URL COUNT      (GET latency idle, then while a throttled upload runs)
 //   afn-bench prime-stale URL              (leave a stale entry for URL in URLCache.shared, as an earlier run would)
+//   afn-bench session-s1/s2/s3 …           (the session path: Session.swift)
 
 func cpuSeconds() -> Double {
     var usage = rusage()
@@ -208,7 +209,7 @@ func primeStaleEntry(_ url: URL) -> Int32 {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let url = URL(string: arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY [bypass] | s2 URL COUNT [bypass] | s3 URL FILE | s4 URL FILE | s5 URL UPLOAD_URL COUNT | prime-stale URL\n".utf8))
+    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY [bypass] | s2 URL COUNT [bypass] | s3 URL FILE | s4 URL FILE | s5 URL UPLOAD_URL COUNT | prime-stale URL | session-s1 URL COUNT CONCURRENCY | session-s2 URL COUNT | session-s3 URL FILE\n".utf8))
     exit(2)
 }
 let bypass = arguments.last == "bypass"
@@ -225,6 +226,12 @@ case "s5" where arguments.count >= 5:
     exit(latencyDuringThrottledUpload(url, upload: URL(string: arguments[3]) ?? url, count: Int(arguments[4]) ?? 200))
 case "prime-stale":
     exit(primeStaleEntry(url))
+case "session-s1" where arguments.count >= 5:
+    exit(sessionThroughput(url, count: Int(arguments[3]) ?? 20_000, concurrency: Int(arguments[4]) ?? 8))
+case "session-s2" where arguments.count >= 4:
+    exit(sessionLatency(url, count: Int(arguments[3]) ?? 2_000))
+case "session-s3" where arguments.count >= 4:
+    exit(sessionDownload(url, to: arguments[3]))
 default:
     FileHandle.standardError.write(Data("unknown scenario \(arguments[1])\n".utf8))
     exit(2)

@@ -74,3 +74,34 @@ public let AFNetworkingOperationDidFinishNotification = Notification.Name.AFNetw
 
 @available(*, deprecated, renamed: "Notification.Name.AFNetworkingReachabilityDidChange")
 public let AFNetworkingReachabilityDidChangeNotification = Notification.Name.AFNetworkingReachabilityDidChange
+
+// MARK: - Session layer
+
+@available(*, deprecated, renamed: "URLSessionManager")
+public typealias AFURLSessionManager = URLSessionManager
+
+@available(*, deprecated, renamed: "HTTPSessionManager")
+public typealias AFHTTPSessionManager = HTTPSessionManager
+
+@available(*, deprecated, renamed: "NetworkActivityIndicatorManager")
+public typealias AFNetworkActivityIndicatorManager = NetworkActivityIndicatorManager
+
+extension Notification.Name {
+    /// 2.7's earlier name of `AFNetworkingTaskDidResume` (same string).
+    @available(*, deprecated, renamed: "AFNetworkingTaskDidResume")
+    public static let AFNetworkingTaskDidStart = Notification.Name.AFNetworkingTaskDidResume
+    /// 2.7's earlier name of `AFNetworkingTaskDidComplete` (same string).
+    @available(*, deprecated, renamed: "AFNetworkingTaskDidComplete")
+    public static let AFNetworkingTaskDidFinish = Notification.Name.AFNetworkingTaskDidComplete
+}
+
+@available(*, deprecated, renamed: "AFNetworkingTaskDidCompleteSerializedResponseKey")
+public let AFNetworkingTaskDidFinishSerializedResponseKey = AFNetworkingTaskDidCompleteSerializedResponseKey
+@available(*, deprecated, renamed: "AFNetworkingTaskDidCompleteResponseSerializerKey")
+public let AFNetworkingTaskDidFinishResponseSerializerKey = AFNetworkingTaskDidCompleteResponseSerializerKey
+@available(*, deprecated, renamed: "AFNetworkingTaskDidCompleteResponseDataKey")
+public let AFNetworkingTaskDidFinishResponseDataKey = AFNetworkingTaskDidCompleteResponseDataKey
+@available(*, deprecated, renamed: "AFNetworkingTaskDidCompleteErrorKey")
+public let AFNetworkingTaskDidFinishErrorKey = AFNetworkingTaskDidCompleteErrorKey
+@available(*, deprecated, renamed: "AFNetworkingTaskDidCompleteAssetPathKey")
+public let AFNetworkingTaskDidFinishAssetPathKey = AFNetworkingTaskDidCompleteAssetPathKey

@@ -5,13 +5,13 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// `afn`: a command-line HTTP client built on the AFNetworking operations.
+/// `afn`: a command-line HTTP client built on AFNetworking's operations and session manager.
 @main
 struct AFN: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "afn",
         abstract: "An HTTP client built on AFNetworking for Linux.",
-        subcommands: [Get.self, Demo.self, Reach.self]
+        subcommands: [Get.self, Download.self, Demo.self, Reach.self]
     )
 }
 

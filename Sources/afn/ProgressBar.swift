@@ -3,13 +3,26 @@ import Foundation
 /// A one-line progress bar on stderr, redrawn at most every 100 ms.
 final class ProgressBar: @unchecked Sendable {
     private let label: String
-    private let started = Date()
     private var lastDraw = Date.distantPast
     private var lastTotal: Int64 = 0
     private var lastExpected: Int64 = -1
+    /// Bytes that were already there when the transfer (re)started: the bar
+    /// starts there, and the rate counts only what arrives now.
+    private var baseline: Int64 = 0
+    private var startedAt = Date()
     private let lock = NSLock()
 
     init(label: String) { self.label = label }
+
+    /// A resumed transfer continues at `offset` of `expected` bytes.
+    func start(at offset: Int64, of expected: Int64) {
+        lock.lock(); defer { lock.unlock() }
+        baseline = offset
+        lastTotal = offset
+        lastExpected = expected
+        startedAt = Date()
+        draw()
+    }
 
     func update(_ total: Int64, of expected: Int64) {
         lock.lock(); defer { lock.unlock() }
@@ -29,8 +42,8 @@ final class ProgressBar: @unchecked Sendable {
         let fraction = lastExpected > 0 ? min(1, Double(lastTotal) / Double(lastExpected)) : 0
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        let seconds = max(Date().timeIntervalSince(started), 0.001)
-        let rate = Double(lastTotal) / seconds / 1_048_576
+        let seconds = max(Date().timeIntervalSince(startedAt), 0.001)
+        let rate = Double(max(0, lastTotal - baseline)) / seconds / 1_048_576
         let line = String(format: "\r%@ %@ %5.1f%% %8.1f MiB %7.1f MiB/s", label, bar, fraction * 100, Double(lastTotal) / 1_048_576, rate)
         FileHandle.standardError.write(Data(line.utf8))
     }

@@ -30,6 +30,14 @@ struct TransferEnvironment {
     var securityPolicy: SecurityPolicy?
     /// Where cookies come from and go to (nil: nowhere).
     var cookieStorage: HTTPCookieStorage? = CookieHandling.sharedStorage
+    /// Whether stored cookies go out with requests (a session configuration's
+    /// `httpShouldSetCookies`).
+    var sendsCookies = true
+    /// Whether `Set-Cookie` is stored (false for a configuration's
+    /// `httpCookieAcceptPolicy` of `.never`).
+    var acceptsCookies = true
+    /// Where answered challenges' credentials are remembered.
+    var credentialStorage: URLCredentialStorage? = .shared
     /// The cache answers and stores are made with (nil: none).
     var cache: URLCache? = .shared
     var reportsUploadProgress = false
@@ -48,11 +56,15 @@ struct TransferEnvironment {
 protocol TransferAdapter: AnyObject, Sendable {
     var core: LockedState<TransferCore> { get }
 
-    /// Settings for a hop about to start (off the network thread).
-    func transferEnvironment() -> TransferEnvironment
-    /// A fresh copy of a body stream an earlier hop consumed (307/308, a
-    /// retry after 401/407), or nil to fail the hop.
-    func freshBodyStream(for request: URLRequest) -> InputStream?
+    /// Settings for a hop to `url` about to start (off the network thread).
+    func transferEnvironment(for url: URL?) -> TransferEnvironment
+    /// The request a hop sends, its body ready: `consumedBodyStream` says an
+    /// earlier hop already read the request's body stream (307/308, a retry
+    /// after 401/407), so a fresh copy must be found or the hop fails. Calls
+    /// `ready` once, on any thread but the network thread, possibly later
+    /// (a session asks its delegate for a new stream).
+    func prepareRequest(_ request: URLRequest, consumedBodyStream: Bool,
+                        ready: @escaping @Sendable (Result<URLRequest, NSError>) -> Void)
     /// The lifecycle's phase changed (KVO for operations, `state` for tasks).
     func announce(_ change: PhaseChange)
     func askRedirect(_ question: TransferStateMachine.RedirectQuestion)
@@ -70,9 +82,27 @@ protocol TransferAdapter: AnyObject, Sendable {
     /// After the writer closed the output, on its queue: the adapter may turn
     /// success into failure (a partial file that cannot be moved into place).
     func outputDidClose(_ outcome: TransferStateMachine.Outcome) -> TransferStateMachine.Outcome
+    /// Whether a body kept in memory may move to a writer mid-transfer
+    /// (`TransferStateMachine.divertOutput()`, a data task becoming a download).
+    var outputMayBeDiverted: Bool { get }
+    /// Whether bytes still queued for the writer are dropped when the request
+    /// is cancelled (true by default: a cancel ends quickly). A download keeps
+    /// them: they are part of the file its resume data continues.
+    var dropsQueuedBodyOnCancel: Bool { get }
+    /// The output is final; the adapter calls `outputFinished(_:)` when it
+    /// is ready for completion work (at once by default; a session task on
+    /// its delegate queue, so its `state` shows `.canceling` until then).
+    func outputIsFinal(_ outcome: TransferStateMachine.Outcome)
 }
 
 extension TransferAdapter {
+    var outputMayBeDiverted: Bool { false }
+    var dropsQueuedBodyOnCancel: Bool { true }
+
+    func outputIsFinal(_ outcome: TransferStateMachine.Outcome) {
+        outputFinished(outcome)
+    }
+
     // MARK: - The machine
 
     /// Runs `event` against the machine under the lock, then performs the
@@ -88,8 +118,10 @@ extension TransferAdapter {
             case .abort(let tag), .abortAndDeliver(let tag, _):
                 if core.transfer?.tag == tag { target = core.transfer }
                 core.transfer = nil
-            case .suspendTransfer(let tag, _):
-                if core.transfer?.tag == tag { target = core.transfer }
+            case .suspendTransfer(let tag, let suspended):
+                // Submitted under the lock so that racing suspend/resume calls
+                // reach the engine in the machine's order.
+                if let transfer = core.transfer, transfer.tag == tag { NetworkEngine.shared.setSuspended(transfer, suspended) }
             default:
                 if let transfer = core.transfer, !core.machine.isCurrent(transfer.tag) { core.transfer = nil }
             }
@@ -99,8 +131,6 @@ extension TransferAdapter {
         switch action {
         case .abort, .abortAndDeliver:
             if let target { NetworkEngine.shared.abort(target, reason: .cancelled) }
-        case .suspendTransfer(_, let suspended):
-            if let target { NetworkEngine.shared.setSuspended(target, suspended) }
         default:
             break
         }
@@ -146,25 +176,28 @@ extension TransferAdapter {
     /// get a fresh copy of a caller's body stream.
     func startTransfer(_ hop: TransferStateMachine.HopStart) {
         NetworkThread.assertNotCurrent()
-        let environment = transferEnvironment()
-        if let (response, request) = hop.effects.storeCookies {
+        let environment = transferEnvironment(for: hop.request.url)
+        if let (response, request) = hop.effects.storeCookies, environment.acceptsCookies {
             CookieHandling.store(from: response, for: request, in: environment.cookieStorage)
         }
         if let (credential, space) = hop.effects.storeCredential {
-            storeCredential(credential, for: space)
+            environment.credentialStorage?.set(credential, for: space)
         }
-        var request = hop.request
-        if hop.needsFreshBodyStream, request.httpBodyStream != nil {
-            // An earlier hop consumed the body: send a fresh one, or fail.
-            guard let fresh = freshBodyStream(for: request) else {
-                let error = TransportErrors.make(NSURLErrorRequestBodyStreamExhausted, url: request.url, underlying: nil,
-                                                 description: "The request body stream was consumed and cannot be sent again.")
+        prepareRequest(hop.request, consumedBodyStream: hop.needsFreshBodyStream && hop.request.httpBodyStream != nil) { [self] prepared in
+            switch prepared {
+            case .success(let request):
+                submitTransfer(hop, request: request, environment: environment)
+            case .failure(let error):
                 handle { $0.machine.transferCouldNotStart(hop.tag, error: error) }
-                return
             }
-            request.httpBodyStream = fresh
         }
-        var options = TransferOptions(request: CookieHandling.addingCookies(to: request, from: environment.cookieStorage))
+    }
+
+    /// The second half of starting a hop, once its request body is ready.
+    private func submitTransfer(_ hop: TransferStateMachine.HopStart, request: URLRequest, environment: TransferEnvironment) {
+        NetworkThread.assertNotCurrent()
+        let sent = environment.sendsCookies ? CookieHandling.addingCookies(to: request, from: environment.cookieStorage) : request
+        var options = TransferOptions(request: sent)
         options.tag = hop.tag
         options.credentials = hop.credentials
         options.reportsUploadProgress = environment.reportsUploadProgress
@@ -174,37 +207,34 @@ extension TransferAdapter {
         let writer = core.withLock { $0.writer }
         let transfer: Transfer
         do {
-            transfer = try Transfer(options: options, delegate: TransferSink(adapter: self, writer: writer))
+            let sink = TransferSink(adapter: self, writer: writer, divertible: writer == nil && outputMayBeDiverted)
+            transfer = try Transfer(options: options, delegate: sink)
         } catch {
             let failure = TransportErrors.error(forUnbuildableTransfer: error, url: request.url)
             handle { $0.machine.transferCouldNotStart(hop.tag, error: failure) }
             return
         }
-        let wanted = core.withLock { core -> Bool in
-            guard core.machine.isCurrent(hop.tag) else { return false }
-            core.transfer = transfer
-            return true
-        }
-        guard wanted else {
-            // Cancelled or paused while the handle was being built: it never
-            // reached the engine, so it is freed here and never reported.
-            transfer.releaseResources()
-            return
-        }
         #if DEBUG
         TestHooks.beforeSubmittingTransfer.withLock { $0 }?()
         #endif
-        // A cancel from here on aborts `transfer` (taken from the registry);
-        // the abort is sticky, so the engine never sends it even if the abort
-        // reaches the network thread before this start does.
-        NetworkEngine.shared.start(transfer)
-        if hop.startsSuspended { NetworkEngine.shared.setSuspended(transfer, true) }
-    }
-
-    /// Where an answered challenge's credential is remembered (overridden by
-    /// session tasks, whose configuration names the storage).
-    func storeCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
-        URLCredentialStorage.shared.set(credential, for: space)
+        // Registered and handed to the engine in one step, with its suspension:
+        // engine commands for this transfer (a cancel's abort, a suspend) are
+        // then always submitted after its start, in the machine's order. A
+        // cancel that came first leaves the hop no longer current.
+        let submitted = core.withLock { core -> Bool in
+            guard core.machine.isCurrent(hop.tag) else { return false }
+            core.transfer = transfer
+            // Suspension first: a transfer suspended before it starts is held
+            // out of curl, so not even its request head is sent.
+            if core.machine.isSuspended { NetworkEngine.shared.setSuspended(transfer, true) }
+            NetworkEngine.shared.start(transfer)
+            return true
+        }
+        if !submitted {
+            // Cancelled or paused while the handle was being built: it never
+            // reached the engine, so it is freed here and never reported.
+            transfer.releaseResources()
+        }
     }
 
     // MARK: - Cache
@@ -213,7 +243,7 @@ extension TransferAdapter {
     /// question about a URL may read the disk) and tells the machine.
     func lookUpCache(for request: URLRequest) {
         NetworkThread.assertNotCurrent()
-        let environment = transferEnvironment()
+        let environment = transferEnvironment(for: request.url)
         guard let cache = environment.cache else {
             handle { $0.machine.cacheLookupFinished(.load) }
             return
@@ -223,41 +253,42 @@ extension TransferAdapter {
         handle { $0.machine.cacheLookupFinished(plan) }
     }
 
-    /// Stores the final response's cookies and updates the cache: stores a
-    /// storable answer (through `proposeCaching`), refreshes an entry a 304
-    /// confirmed, drops an entry a newer answer made obsolete. Off the network
-    /// thread, before the request finishes, so one started after it sees all of it.
-    func recordResponse(_ outcome: TransferStateMachine.Outcome, propose: (CachedURLResponse) -> CachedURLResponse? = { $0 }) {
+    /// Stores the final response's cookies and updates the cache: refreshes
+    /// an entry a 304 confirmed, drops an entry a newer answer made obsolete,
+    /// and returns a storable answer as a proposal for the adapter to pass
+    /// through its will-cache hook and commit. Off the network thread, before
+    /// the request finishes, so one started after it sees all of it.
+    func recordResponse(_ outcome: TransferStateMachine.Outcome) -> CacheProposal? {
         NetworkThread.assertNotCurrent()
-        let environment = transferEnvironment()
+        let environment = transferEnvironment(for: outcome.finalRequest?.url)
         if let confirmation = outcome.revalidatedBy, let request = outcome.finalRequest {
-            CookieHandling.store(from: confirmation, for: request, in: environment.cookieStorage)
+            if environment.acceptsCookies { CookieHandling.store(from: confirmation, for: request, in: environment.cookieStorage) }
             if let cache = environment.cache, let key = outcome.originalRequest?.url?.absoluteString {
                 CacheIndex.index(for: cache).refresh(key: key, with: confirmation, receivedAt: Date())
             }
-            return
+            return nil
         }
-        guard !outcome.servedFromCache, case .received(let head)? = outcome.response else { return }
-        if let request = outcome.finalRequest {
+        guard !outcome.servedFromCache, case .received(let head)? = outcome.response else { return nil }
+        if let request = outcome.finalRequest, environment.acceptsCookies {
             CookieHandling.store(from: head, for: request, in: environment.cookieStorage)
         }
-        guard outcome.error == nil, let original = outcome.originalRequest, let cache = environment.cache else { return }
+        guard outcome.error == nil, let original = outcome.originalRequest, let cache = environment.cache else { return nil }
         let key = head.url.absoluteString
         switch CacheRules.effect(of: head, for: original) {
         case .none:
-            return
+            return nil
         case .invalidate:
             CacheIndex.index(for: cache).invalidate(original, key: key)
+            return nil
         case .store:
-            guard let data = outcome.memoryBody, let response = head.httpURLResponse else { return }
+            guard let data = outcome.memoryBody, let response = head.httpURLResponse else { return nil }
             // Stored under the URL that produced it (after any redirect), and
             // tagged with the security policy it was fetched under.
             var keyRequest = original
             keyRequest.url = response.url ?? original.url
             let tag = environment.securityPolicy.map(CacheRules.policyTag) ?? CacheRules.standardTag
             let proposal = CachedURLResponse(response: response, data: data, userInfo: [CacheRules.policyKey: tag], storagePolicy: .allowed)
-            guard let cached = propose(proposal) else { return }
-            CacheIndex.index(for: cache).store(cached, for: keyRequest, key: key, policyTag: tag, receivedAt: Date())
+            return CacheProposal(proposal: proposal, cache: cache, keyRequest: keyRequest, key: key, policyTag: tag)
         }
     }
 
@@ -267,25 +298,42 @@ extension TransferAdapter {
     /// happens on the writer's queue, after every byte queued before it.
     func finishOutput(_ outcome: TransferStateMachine.Outcome) {
         guard let writer = core.withLock({ $0.writer }) else {
-            outputFinished(outcome)
+            outputIsFinal(outcome)
             return
         }
-        if let error = outcome.error, error.domain == NSURLErrorDomain, error.code == NSURLErrorCancelled {
+        if let error = outcome.error, error.domain == NSURLErrorDomain, error.code == NSURLErrorCancelled, dropsQueuedBodyOnCancel {
             writer.discardPending()
         }
         writer.close(writing: outcome.bodyToWrite) { [self] failure, memory in
             var final = outcome
             if final.error == nil, let failure { final.error = failure }
             final.memoryBody = memory
-            outputFinished(outputDidClose(final))
+            outputIsFinal(outputDidClose(final))
         }
     }
 
     /// The output is final: `response`, `error` and the body now hold their
     /// last values. Completion work follows.
-    private func outputFinished(_ outcome: TransferStateMachine.Outcome) {
+    func outputFinished(_ outcome: TransferStateMachine.Outcome) {
         core.withLock { $0.machine.outputFinished(outcome) }
         runCompletion(outcome)
+    }
+}
+
+/// A response the cache may store, waiting for the adapter's will-cache
+/// decision (a block, a delegate method that answers later).
+struct CacheProposal: @unchecked Sendable {
+    // @unchecked: CachedURLResponse is immutable once made.
+    let proposal: CachedURLResponse
+    let cache: URLCache
+    let keyRequest: URLRequest
+    let key: String
+    let policyTag: String
+
+    /// Stores `answer` (the proposal, or what the hook replaced it with); nil stores nothing.
+    func commit(_ answer: CachedURLResponse?) {
+        guard let answer else { return }
+        CacheIndex.index(for: cache).store(answer, for: keyRequest, key: key, policyTag: policyTag, receivedAt: Date())
     }
 }
 
@@ -295,11 +343,20 @@ extension TransferAdapter {
 /// queues.
 final class TransferSink<Adapter: TransferAdapter>: TransferDelegate {
     private let adapter: Adapter
-    private let writer: ResponseBodyWriter?
+    private let fixedWriter: ResponseBodyWriter?
+    /// The adapter may install a writer later (`divertOutput()`): look it up.
+    private let divertible: Bool
 
-    init(adapter: Adapter, writer: ResponseBodyWriter?) {
+    init(adapter: Adapter, writer: ResponseBodyWriter?, divertible: Bool = false) {
         self.adapter = adapter
-        self.writer = writer
+        fixedWriter = writer
+        self.divertible = divertible
+    }
+
+    /// The writer of the output, if the body goes to one.
+    private var writer: ResponseBodyWriter? {
+        if let fixedWriter { return fixedWriter }
+        return divertible ? adapter.core.withLock { $0.writer } : nil
     }
 
     func transfer(_ transfer: Transfer, didReceiveHead response: ReceivedResponse) -> NSError? {
@@ -320,11 +377,24 @@ final class TransferSink<Adapter: TransferAdapter>: TransferDelegate {
 
     func transfer(_ transfer: Transfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyDisposition {
         NetworkThread.assertCurrent()
-        if let writer, !writer.admit(transfer) {
+        let writer: ResponseBodyWriter?
+        let action: TransferStateMachine.BodyAction
+        if divertible {
+            // The writer may be installed (and the memory body handed to it)
+            // at any moment: look it up and count the bytes in one step, so a
+            // piece never goes to memory that was already handed over.
+            guard let (current, decided) = adapter.core.withLock({ core -> (ResponseBodyWriter?, TransferStateMachine.BodyAction)? in
+                if let writer = core.writer, !writer.admit(transfer) { return nil }
+                return (core.writer, core.machine.bodyReceived(transfer.tag, bytes))
+            }) else { return .pause }
+            (writer, action) = (current, decided)
+        } else {
+            writer = fixedWriter
             // Full: curl keeps these bytes until the writer has drained.
-            return .pause
+            if let writer, !writer.admit(transfer) { return .pause }
+            action = adapter.core.withLock { $0.machine.bodyReceived(transfer.tag, bytes) }
         }
-        switch adapter.core.withLock({ $0.machine.bodyReceived(transfer.tag, bytes) }) {
+        switch action {
         case .kept:
             return .accepted
         case .keptWithProgress(let progress):
@@ -347,7 +417,7 @@ final class TransferSink<Adapter: TransferAdapter>: TransferDelegate {
     func transfer(_ transfer: Transfer, didCompleteWithResponse response: ReceivedResponse?, error: NSError?) {
         let tag = transfer.tag
         let adapter = self.adapter
-        guard let writer else {
+        guard let writer = self.writer else {
             adapter.handle { $0.machine.transferCompleted(tag, response: response, error: error) }
             return
         }
@@ -361,8 +431,8 @@ final class TransferSink<Adapter: TransferAdapter>: TransferDelegate {
 #if DEBUG
 /// Seams for tests that need to widen a race window. Debug builds only.
 enum TestHooks {
-    /// Runs after a transfer is registered as current and before it is handed
-    /// to the engine (the window in which a cancel used to overtake the start).
+    /// Runs after a transfer is built and before it is registered and handed
+    /// to the engine (a cancel in this window leaves the hop no longer current).
     static let beforeSubmittingTransfer = LockedState<(@Sendable () -> Void)?>(nil)
 }
 #endif

@@ -39,8 +39,6 @@ extension TransferStateMachine {
         /// adapter sends a fresh copy of it (or fails the hop when it cannot
         /// be copied). Copying runs caller code, so it is not done here.
         let needsFreshBodyStream: Bool
-        /// The request is suspended: the transfer starts with its data flow stopped.
-        let startsSuspended: Bool
     }
 
     /// Side effects of a decided follow-up.
@@ -82,6 +80,8 @@ extension TransferStateMachine {
         var bodyToWrite: Data?
         /// Bytes of the entity in the output.
         var entityBytes: Int64 = 0
+        /// The entity's full length as announced (-1 when unknown).
+        var expectedLength: Int64 = -1
         /// The request of the last hop (cookies of the final response belong to its URL).
         var finalRequest: URLRequest?
         /// The journey's request (the cache key, the cache policy).
@@ -96,6 +96,7 @@ extension TransferStateMachine {
             self.response = response ?? journey?.lastResponse
             memoryBody = journey?.output.memory
             entityBytes = journey?.output.entityBytes ?? 0
+            expectedLength = journey?.output.expectedLength ?? -1
             finalRequest = request
             originalRequest = journey?.request ?? request
         }
@@ -104,6 +105,7 @@ extension TransferStateMachine {
             self.response = response
             memoryBody = journey.output.memory
             entityBytes = journey.output.entityBytes
+            expectedLength = journey.output.expectedLength
             finalRequest = request
             originalRequest = journey.request
         }
@@ -117,6 +119,7 @@ extension TransferStateMachine {
                 bodyToWrite = cached.data
             }
             entityBytes = Int64(cached.data.count)
+            expectedLength = entityBytes
             originalRequest = journey.request
         }
 

@@ -128,6 +128,40 @@ extension TransferStateMachine {
         }
     }
 
+    /// The output moves from memory to the adapter's writer (a data task that
+    /// became a download). Returns the body kept so far, which the adapter
+    /// writes first; from now on the body is forwarded. After the outcome is
+    /// decided it changes nothing (the adapter takes the outcome's body).
+    mutating func divertOutput() -> Data? {
+        switch state {
+        case .running(var journey, let hop):
+            guard let kept = journey.output.memory else { return nil }
+            state = .modifying
+            journey.output.memory = nil
+            state = .running(journey, hop)
+            return kept
+        case .awaitingFollowUp(var journey, let followUp):
+            guard let kept = journey.output.memory else { return nil }
+            journey.output.memory = nil
+            state = .awaitingFollowUp(journey, followUp)
+            return kept
+        case .lookingUpCache(var journey):
+            guard let kept = journey.output.memory else { return nil }
+            journey.output.memory = nil
+            state = .lookingUpCache(journey)
+            return kept
+        case .paused(var journey):
+            guard let kept = journey.output.memory else { return nil }
+            journey.output.memory = nil
+            state = .paused(journey)
+            return kept
+        case .waiting, .pausedBeforeStart, .delivering, .completing, .finished:
+            return nil
+        case .modifying:
+            preconditionFailure("divertOutput() while the state is being modified")
+        }
+    }
+
     // MARK: - Completion
 
     /// The current hop's transfer ended: the request's outcome, or a question

@@ -226,7 +226,7 @@ struct TransferStateMachine {
             sentBodyStream = identity
         }
         return .startTransfer(HopStart(tag: hop.tag, request: request, credentials: credentials, effects: previous,
-                                       needsFreshBodyStream: needsFreshBodyStream, startsSuspended: isSuspended))
+                                       needsFreshBodyStream: needsFreshBodyStream))
     }
 
     /// The adapter could not build or submit the transfer for `tag`.
@@ -263,7 +263,11 @@ struct TransferStateMachine {
             return deliver(Outcome(failure: Self.cancellationError(for: followUp.hop.request), request: followUp.hop.request,
                                    journey: journey))
         case .running(let journey, let hop):
-            let outcome = Outcome(failure: Self.cancellationError(for: hop.request), request: hop.request, journey: journey)
+            // The head of the entity being received stays the response (a
+            // download's resume data needs its validator).
+            let response = hop.route == .output ? hop.response.map(ResponseValue.received) : nil
+            let outcome = Outcome(failure: Self.cancellationError(for: hop.request), response: response, request: hop.request,
+                                  journey: journey)
             _ = deliver(outcome)
             return .abortAndDeliver(tag: hop.tag, outcome)
         case .waiting(cancelled: true), .delivering, .completing, .finished:
@@ -414,6 +418,30 @@ struct TransferStateMachine {
         case .lookingUpCache(let journey), .paused(let journey): return journey.lastResponse
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome.response
         case .waiting, .pausedBeforeStart, .modifying: return nil
+        }
+    }
+
+    /// The request on the wire now: the current hop's, the one a follow-up
+    /// question is about, or the last one sent.
+    var currentRequest: URLRequest? {
+        switch state {
+        case .running(_, let hop): return hop.request
+        case .awaitingFollowUp(_, let followUp): return followUp.hop.request
+        case .lookingUpCache(let journey), .paused(let journey): return journey.request
+        case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome.finalRequest ?? outcome.originalRequest
+        case .waiting, .pausedBeforeStart, .modifying: return nil
+        }
+    }
+
+    /// The entity's full length as the current response announced it (-1 when unknown).
+    var expectedEntityLength: Int64 {
+        switch state {
+        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey):
+            return journey.output.expectedLength
+        case .delivering(let outcome), .completing(let outcome), .finished(let outcome):
+            return outcome.expectedLength
+        case .waiting, .pausedBeforeStart, .modifying:
+            return -1
         }
     }
 

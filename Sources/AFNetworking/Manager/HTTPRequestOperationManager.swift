@@ -84,16 +84,8 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
 
     /// A manager for `baseURL` (nil: URL strings must be absolute).
     public required init(baseURL: URL? = nil) {
-        self.baseURL = HTTPRequestOperationManager.normalized(baseURL)
+        self.baseURL = BaseURL.normalized(baseURL)
         super.init()
-    }
-
-    /// 2.7 appends "/" to a base URL whose path does not end with one.
-    private static func normalized(_ url: URL?) -> URL? {
-        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
-              !components.path.isEmpty, !components.path.hasSuffix("/") else { return url }
-        components.path += "/"
-        return components.url ?? url
     }
 
     // MARK: - Operations
@@ -151,7 +143,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         let request: URLRequest
         do {
             request = try requestSerializer.multipartFormRequest(withMethod: "POST", urlString: try absoluteString(for: URLString),
-                                                                 parameters: parameters as? [String: Any],
+                                                                 parameters: requestSerializer.formFields(from: parameters),
                                                                  constructingBodyWith: block)
         } catch {
             reportFailure(error, to: failure)
@@ -207,15 +199,8 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         return operation
     }
 
-    /// `URLString` resolved against `baseURL` as `URL(string:relativeTo:)` does.
     private func absoluteString(for URLString: String) throws -> String {
-        guard let url = URL(string: URLString, relativeTo: baseURL), url.scheme != nil else {
-            throw NSError(domain: NSURLErrorDomain, code: NSURLErrorBadURL, userInfo: [
-                NSLocalizedDescriptionKey: "\"\(URLString)\" is not a URL\(baseURL == nil ? " and the manager has no base URL" : "").",
-                "NSErrorFailingURLStringKey": URLString,
-            ])
-        }
-        return url.absoluteString
+        try BaseURL.absoluteString(for: URLString, relativeTo: baseURL)
     }
 
     /// A request that cannot be built fails through `failure(nil, error)` on the completion queue.
@@ -231,29 +216,18 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
 
     /// Restores the base URL, serializers and security policy.
     public required init?(coder: NSCoder) {
-        let base = coder.containsValue(forKey: "baseURL")
-            ? (coder.decodeObject(of: NSString.self, forKey: "baseURL") as String?).flatMap(URL.init(string:)) : nil
-        baseURL = HTTPRequestOperationManager.normalized(base)
+        let archive = ManagerArchive(decodingFrom: coder)
+        baseURL = BaseURL.normalized(archive.baseURL)
         super.init()
-        if coder.containsValue(forKey: "requestSerializer"),
-           let serializer = coder.decodeObject(of: HTTPRequestSerializer.self, forKey: "requestSerializer") {
-            requestSerializer = serializer
-        }
-        if coder.containsValue(forKey: "responseSerializer"),
-           let serializer = coder.decodeObject(of: HTTPResponseSerializer.self, forKey: "responseSerializer") {
-            responseSerializer = serializer
-        }
-        if coder.containsValue(forKey: "securityPolicy"), let policy = coder.decodeObject(of: SecurityPolicy.self, forKey: "securityPolicy") {
-            securityPolicy = policy
-        }
+        if let serializer = archive.requestSerializer { requestSerializer = serializer }
+        if let serializer = archive.responseSerializer { responseSerializer = serializer }
+        if let policy = archive.securityPolicy { securityPolicy = policy }
     }
 
     /// Archives the base URL, serializers and security policy.
     open func encode(with coder: NSCoder) {
-        if let baseURL { coder.encode(baseURL.absoluteString as NSString, forKey: "baseURL") }
-        coder.encode(requestSerializer, forKey: "requestSerializer")
-        coder.encode(responseSerializer, forKey: "responseSerializer")
-        coder.encode(securityPolicy, forKey: "securityPolicy")
+        ManagerArchive(baseURL: baseURL, requestSerializer: requestSerializer, responseSerializer: responseSerializer,
+                       securityPolicy: securityPolicy).encode(to: coder)
     }
 
     /// A manager with the same base URL and copies of the serializers and policy.

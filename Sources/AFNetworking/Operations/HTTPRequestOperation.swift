@@ -31,13 +31,6 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         var failure: FailureBlock?
     }
 
-    /// A response object as computed; `Any?` is not Sendable, the value is
-    /// never mutated after it is stored.
-    private struct SerializedObject: @unchecked Sendable {
-        // @unchecked: an immutable box around the serializer's result.
-        let value: Any?
-    }
-
     private let http = LockedState(HTTPState())
 
     /// Never handed out: mutations go to an operation's own serializer.
@@ -167,7 +160,7 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
         group.enter()
         workQueue.async { [self] in
-            recordResponse(outcome)
+            recordAndCacheResponse(outcome)
             let result: Result<Any?, Error>
             if let transportError = outcome.error {
                 result = .failure(transportError)

@@ -1,7 +1,7 @@
 import AFNetworkingTransport
 import Foundation
 
-/// Posts the operations' start and finish notifications on the main queue, in
+/// Posts the operations' and tasks' notifications on the main queue, in
 /// order, with one main-queue hop per burst instead of one per notification:
 /// a busy queue finishing thousands of operations would otherwise wake the
 /// main thread twice per request.
@@ -10,13 +10,13 @@ final class MainQueueNotifier: Sendable {
 
     private struct Pending: @unchecked Sendable {
         // @unchecked: the objects are only handed to NotificationCenter on the main queue.
-        var notifications: [(Notification.Name, AnyObject)] = []
+        var notifications: [(Notification.Name, AnyObject, [AnyHashable: Any]?)] = []
     }
     private let pending = LockedState(Pending())
 
-    func post(_ name: Notification.Name, object: AnyObject) {
+    func post(_ name: Notification.Name, object: AnyObject, userInfo: [AnyHashable: Any]? = nil) {
         let scheduleDrain = pending.withLock { pending in
-            defer { pending.notifications.append((name, object)) }
+            defer { pending.notifications.append((name, object, userInfo)) }
             return pending.notifications.isEmpty
         }
         if scheduleDrain {
@@ -29,8 +29,8 @@ final class MainQueueNotifier: Sendable {
             defer { pending.notifications.removeAll(keepingCapacity: true) }
             return pending.notifications
         }
-        for (name, object) in batch {
-            NotificationCenter.default.post(name: name, object: object)
+        for (name, object, userInfo) in batch {
+            NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
         }
     }
 }

@@ -13,16 +13,17 @@ import FoundationNetworking
 /// finished — so a dependent operation never starts before the blocks of
 /// the one it depends on have returned.
 extension URLConnectionOperation: TransferAdapter {
-    func transferEnvironment() -> TransferEnvironment {
+    func transferEnvironment(for url: URL?) -> TransferEnvironment {
         settings.withLock { settings in
             TransferEnvironment(securityPolicy: settings.securityPolicy, reportsUploadProgress: settings.uploadProgress != nil)
         }
     }
 
     /// 2.7 re-sent only streams it could copy: the multipart body can.
-    func freshBodyStream(for request: URLRequest) -> InputStream? {
-        guard let copyable = request.httpBodyStream as? NSCopying else { return nil }
-        return copyable.copy(with: nil) as? InputStream
+    func prepareRequest(_ request: URLRequest, consumedBodyStream: Bool,
+                        ready: @escaping @Sendable (Result<URLRequest, NSError>) -> Void) {
+        guard consumedBodyStream else { return ready(.success(request)) }
+        ready(BodyStreams.resending(request, fresh: BodyStreams.copy(of: request.httpBodyStream)))
     }
 
     /// Tells Foundation's OperationQueue (outside the lock: its observers take
@@ -77,12 +78,10 @@ extension URLConnectionOperation: TransferAdapter {
     }
 
     /// The cache-response block sees (and may replace or refuse) what is stored.
-    func recordResponse(_ outcome: TransferStateMachine.Outcome) {
-        let block = settings.withLock { $0.cacheResponse }
-        recordResponse(outcome) { proposal in
-            guard let block else { return proposal }
-            return isCancelled ? nil : block(self, proposal)
-        }
+    func recordAndCacheResponse(_ outcome: TransferStateMachine.Outcome) {
+        guard let pending = recordResponse(outcome) else { return }
+        guard let block = settings.withLock({ $0.cacheResponse }) else { return pending.commit(pending.proposal) }
+        pending.commit(isCancelled ? nil : block(self, pending.proposal))
     }
 }
 

@@ -333,7 +333,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// Must end with `completionFinished()`. Never on the network thread.
     func runCompletion(_ outcome: TransferStateMachine.Outcome) {
         CompletionDefaults.processingQueue.async { [self] in
-            recordResponse(outcome)
+            recordAndCacheResponse(outcome)
             completionFinished()
         }
     }

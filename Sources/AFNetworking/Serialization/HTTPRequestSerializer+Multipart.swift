@@ -113,3 +113,16 @@ enum MultipartFileWriter {
         }
     }
 }
+
+extension HTTPRequestSerializer {
+    /// A manager's multipart parameters as form fields: a dictionary, or nil.
+    /// Anything else throws rather than being dropped without a word.
+    func formFields(from parameters: Any?) throws -> [String: Any]? {
+        guard let parameters else { return nil }
+        guard let fields = parameters as? [String: Any] else {
+            throw requestSerializationError(code: NSURLErrorCannotDecodeRawData,
+                                            description: "Multipart form parameters must be a dictionary, not \(type(of: parameters))")
+        }
+        return fields
+    }
+}

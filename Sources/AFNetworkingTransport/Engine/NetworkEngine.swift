@@ -34,7 +34,10 @@ package final class NetworkEngine: @unchecked Sendable {
     private var drained: [Command] = []
     private let partitions = ConnectionPartitions()
     /// Per host-limit key: transfers running, and those waiting for a slot.
-    private var limited: [String: (running: Int, waiting: [Transfer])] = [:]
+    private var limited: [String: HostSlots] = [:]
+    /// Transfers suspended before they joined curl: held out of it (nothing
+    /// is sent, not even the request head) until they are unsuspended.
+    private var held: [ObjectIdentifier: Transfer] = [:]
 
     private init() {
         multi = cafcurl_global_init_once() == CURLE_OK ? curl_multi_init() : nil
@@ -88,10 +91,14 @@ package final class NetworkEngine: @unchecked Sendable {
     private func submit(_ command: Command) {
         guard let multi else {
             if case .start(let transfer) = command {
-                let error = TransportErrors.make(NSURLErrorCannotLoadFromNetwork, url: transfer.options.request.url, underlying: nil,
-                                                 description: "libcurl could not be initialised.")
-                transfer.finish(error: error)
-                transfer.releaseResources()
+                // Reported from elsewhere: the caller may hold its own lock
+                // while submitting, and the report takes it.
+                DispatchQueue.global().async {
+                    let error = TransportErrors.make(NSURLErrorCannotLoadFromNetwork, url: transfer.options.request.url, underlying: nil,
+                                                     description: "libcurl could not be initialised.")
+                    transfer.finish(error: error)
+                    transfer.releaseResources()
+                }
             }
             return
         }
@@ -127,12 +134,16 @@ package final class NetworkEngine: @unchecked Sendable {
 
     private func drainInbox(_ multi: UnsafeMutableRawPointer) {
         inboxLock.withLock { swap(&$0, &drained) }
+        // Transfers started in this batch join curl after the batch's other
+        // commands: a suspend right behind its start then holds it back
+        // before anything is sent.
+        var starting: [Transfer] = []
         for command in drained {
             switch command {
             case .start(let transfer):
-                add(transfer, to: multi)
+                starting.append(transfer)
             case .abort(let transfer):
-                if removeWaiting(transfer) {
+                if removeWaiting(transfer) || held.removeValue(forKey: ObjectIdentifier(transfer)) != nil {
                     // Waiting for a slot of its host: it never joined curl.
                     transfer.abortReason = transfer.requestedAbort
                     transfer.finish(error: transfer.outcomeError(for: CURLE_ABORTED_BY_CALLBACK))
@@ -153,20 +164,43 @@ package final class NetworkEngine: @unchecked Sendable {
                 transfer.pauseState.sendStarved = false
                 applyPause(transfer)
             case .suspend(let transfer, let suspended):
-                guard active[ObjectIdentifier(transfer)] != nil, transfer.pauseState.suspended != suspended else { continue }
+                guard transfer.pauseState.suspended != suspended else { continue }
                 transfer.pauseState.suspended = suspended
-                applyPause(transfer)
+                if active[ObjectIdentifier(transfer)] != nil {
+                    // Without a connection yet, curl_easy_pause refuses (and
+                    // curl would send the request once connected): nothing has
+                    // been sent, so the transfer leaves curl until unsuspended.
+                    if applyPause(transfer) == CURLE_BAD_FUNCTION_ARGUMENT, suspended { holdBack(transfer, in: multi) }
+                } else if !suspended, held.removeValue(forKey: ObjectIdentifier(transfer)) != nil {
+                    add(transfer, to: multi)
+                }
+                // Otherwise it is not here yet, or waits for its host's slot:
+                // `add` holds it back if it is still suspended then.
             }
         }
         drained.removeAll(keepingCapacity: true)
+        for transfer in starting { add(transfer, to: multi) }
     }
 
     /// Tells curl which directions stay paused. Lifting a pause may run the
     /// write callback right here with data curl held back, which may pause again.
-    private func applyPause(_ transfer: Transfer) {
+    @discardableResult
+    private func applyPause(_ transfer: Transfer) -> CURLcode {
         // Time spent paused is not idle time.
         transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
-        _ = curl_easy_pause(transfer.easy.raw, transfer.pauseState.curlMask)
+        return curl_easy_pause(transfer.easy.raw, transfer.pauseState.curlMask)
+    }
+
+    /// Takes a suspended transfer that has no connection yet out of curl; it
+    /// joins again (from the start: nothing of it was sent) when unsuspended.
+    private func holdBack(_ transfer: Transfer, in multi: UnsafeMutableRawPointer) {
+        curl_multi_remove_handle(multi, transfer.easy.raw)
+        partitions.detach(transfer)
+        active[ObjectIdentifier(transfer)] = nil
+        // The +1 taken for curl's callbacks when it joined.
+        Unmanaged.passUnretained(transfer).release()
+        releaseSlot(of: transfer, in: multi)
+        held[ObjectIdentifier(transfer)] = transfer
     }
 
     private func add(_ transfer: Transfer, to multi: UnsafeMutableRawPointer, waited: Bool = false) {
@@ -179,16 +213,22 @@ package final class NetworkEngine: @unchecked Sendable {
             if waited { releaseSlot(of: transfer, in: multi) }
             return
         }
+        if transfer.pauseState.suspended {
+            // Suspended before it started: it joins curl when unsuspended
+            // (and then waits for its host's slot again).
+            held[ObjectIdentifier(transfer)] = transfer
+            if waited { releaseSlot(of: transfer, in: multi) }
+            return
+        }
         if let limit = transfer.options.hostLimit, !waited {
-            var slot = limited[limit.key] ?? (0, [])
-            guard slot.running < limit.maximum else {
+            let slots = limited[limit.key] ?? HostSlots()
+            limited[limit.key] = slots
+            guard slots.running < limit.maximum else {
                 // Its host is at the limit: it waits, in order, for a slot.
-                slot.waiting.append(transfer)
-                limited[limit.key] = slot
+                slots.enqueue(transfer)
                 return
             }
-            slot.running += 1
-            limited[limit.key] = slot
+            slots.running += 1
         }
         var failure: Error?
         do {
@@ -243,24 +283,19 @@ package final class NetworkEngine: @unchecked Sendable {
     /// A transfer under a host limit ended: the next one waiting for that
     /// host, if any, takes its slot.
     private func releaseSlot(of transfer: Transfer, in multi: UnsafeMutableRawPointer) {
-        guard let key = transfer.options.hostLimit?.key, var slot = limited[key] else { return }
-        if slot.waiting.isEmpty {
-            slot.running -= 1
-            limited[key] = slot.running > 0 ? slot : nil
+        guard let key = transfer.options.hostLimit?.key, let slots = limited[key] else { return }
+        guard let next = slots.dequeue() else {
+            slots.running -= 1
+            if slots.isIdle { limited[key] = nil }
             return
         }
-        let next = slot.waiting.removeFirst()
-        limited[key] = slot
         add(next, to: multi, waited: true)
     }
 
     /// Takes a transfer out of its host's waiting list; false if it was not waiting.
     private func removeWaiting(_ transfer: Transfer) -> Bool {
-        guard let key = transfer.options.hostLimit?.key, var slot = limited[key],
-              let index = slot.waiting.firstIndex(where: { $0 === transfer }) else { return false }
-        slot.waiting.remove(at: index)
-        limited[key] = slot
-        return true
+        guard let key = transfer.options.hostLimit?.key, let slots = limited[key] else { return false }
+        return slots.remove(transfer)
     }
 
     private func expireIdleTransfers(_ multi: UnsafeMutableRawPointer) {

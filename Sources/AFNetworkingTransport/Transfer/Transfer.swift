@@ -159,6 +159,9 @@ package final class Transfer: @unchecked Sendable {
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         NetworkThread.assertCurrent()
         lastActivity = DispatchTime.now().uptimeNanoseconds
+        // Suspended before curl_easy_pause could take (no connection yet):
+        // curl keeps these bytes until the transfer is unsuspended.
+        if pauseState.suspended { return CAFCURL_WRITEFUNC_PAUSE }
         guard let delegate else { return 0 }
         switch delegate.transfer(self, didReceiveBodyBytes: bytes) {
         case .accepted:
@@ -174,6 +177,7 @@ package final class Transfer: @unchecked Sendable {
 
     func readBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         NetworkThread.assertCurrent()
+        if pauseState.suspended { return CAFCURL_READFUNC_PAUSE }
         guard let pump = bodyPump else { return 0 }
         switch pump.read(into: buffer) {
         case .bytes(let count):

@@ -1,0 +1,258 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// AFNetworking 2.7's `AFHTTPSessionManager` (with AFNetworking 3's progress
+/// variants): a `URLSessionManager` with a base URL and a request serializer,
+/// whose verb methods build a request, make a task, resume it and return it.
+/// A new instance each time it is made (there is no shared one).
+open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
+    // @unchecked: the mutable properties live in `http` (LockedState).
+
+    struct HTTPState {
+        var baseURL: URL?
+        var requestSerializer = HTTPRequestSerializer()
+    }
+
+    let http = LockedState(HTTPState())
+
+    /// A manager for `url` (a path gets a trailing "/") and `configuration` (nil: `.default`).
+    public init(baseURL url: URL?, sessionConfiguration configuration: URLSessionConfiguration?) {
+        http.withLock { $0.baseURL = BaseURL.normalized(url) }
+        super.init(sessionConfiguration: configuration)
+    }
+
+    /// A manager for `url` with the default configuration.
+    public convenience init(baseURL url: URL?) {
+        self.init(baseURL: url, sessionConfiguration: nil)
+    }
+
+    /// A manager without a base URL (URL strings must be absolute).
+    public required convenience init(sessionConfiguration configuration: URLSessionConfiguration?) {
+        self.init(baseURL: nil, sessionConfiguration: configuration)
+    }
+
+    /// A manager without a base URL, for the default configuration.
+    public convenience init() {
+        self.init(baseURL: nil, sessionConfiguration: nil)
+    }
+
+    /// Every relative URL string is resolved against it (as `URL(string:relativeTo:)`).
+    public private(set) var baseURL: URL? {
+        get { http.withLock { $0.baseURL } }
+        set { http.withLock { $0.baseURL = newValue } }
+    }
+
+    /// Builds each request (default `HTTPRequestSerializer()`).
+    public var requestSerializer: HTTPRequestSerializer {
+        get { http.withLock { $0.requestSerializer } }
+        set { http.withLock { $0.requestSerializer = newValue } }
+    }
+
+    // MARK: - Verbs
+
+    /// GET: parameters go in the query string.
+    @discardableResult @preconcurrency
+    public func get(_ URLString: String, parameters: Any?,
+                    success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        get(URLString, parameters: parameters, progress: nil, success: success, failure: failure)
+    }
+
+    /// GET with a download progress block (AFNetworking 3).
+    @discardableResult @preconcurrency
+    public func get(_ URLString: String, parameters: Any?,
+                    progress: (@Sendable (Progress) -> Void)?,
+                    success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        resumedTask(method: "GET", URLString, parameters: parameters, downloadProgress: progress, success: success, failure: failure)
+    }
+
+    /// HEAD: the success block gets the task only (there is no body).
+    @discardableResult @preconcurrency
+    public func head(_ URLString: String, parameters: Any?,
+                     success: (@Sendable (URLSessionDataTask) -> Void)?,
+                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        resumedTask(method: "HEAD", URLString, parameters: parameters,
+                    success: success.map { block in { @Sendable task, _ in block(task) } }, failure: failure)
+    }
+
+    /// POST: parameters go in the body (the serializer's encoding).
+    @discardableResult @preconcurrency
+    public func post(_ URLString: String, parameters: Any?,
+                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        post(URLString, parameters: parameters, progress: nil, success: success, failure: failure)
+    }
+
+    /// POST with an upload progress block (AFNetworking 3).
+    @discardableResult @preconcurrency
+    public func post(_ URLString: String, parameters: Any?,
+                     progress: (@Sendable (Progress) -> Void)?,
+                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        resumedTask(method: "POST", URLString, parameters: parameters, uploadProgress: progress, success: success, failure: failure)
+    }
+
+    /// A multipart POST: `parameters` become form fields, `block` appends
+    /// parts; the body streams from an upload task (returned as a data task, as in 2.7).
+    @discardableResult @preconcurrency
+    public func post(_ URLString: String, parameters: Any?,
+                     constructingBodyWith block: (@Sendable (MultipartFormData) -> Void)?,
+                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        post(URLString, parameters: parameters, constructingBodyWith: block, progress: nil, success: success, failure: failure)
+    }
+
+    /// A multipart POST with an upload progress block (AFNetworking 3).
+    @discardableResult @preconcurrency
+    public func post(_ URLString: String, parameters: Any?,
+                     constructingBodyWith block: (@Sendable (MultipartFormData) -> Void)?,
+                     progress: (@Sendable (Progress) -> Void)?,
+                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        let request: URLRequest
+        do {
+            request = try requestSerializer.multipartFormRequest(withMethod: "POST",
+                                                                 urlString: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
+                                                                 parameters: requestSerializer.formFields(from: parameters), constructingBodyWith: block)
+        } catch {
+            reportUnbuildable(error, to: failure)
+            return nil
+        }
+        let reply = TaskReply(success: success, failure: failure)
+        let task = uploadTask(withStreamedRequest: request, progress: progress, completionHandler: reply.handler)
+        reply.attach(task)
+        task.resume()
+        return task
+    }
+
+    /// PUT.
+    @discardableResult @preconcurrency
+    public func put(_ URLString: String, parameters: Any?,
+                    success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        resumedTask(method: "PUT", URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// PATCH.
+    @discardableResult @preconcurrency
+    public func patch(_ URLString: String, parameters: Any?,
+                      success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                      failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        resumedTask(method: "PATCH", URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// DELETE: parameters go in the query string.
+    @discardableResult @preconcurrency
+    public func delete(_ URLString: String, parameters: Any?,
+                       success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                       failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        resumedTask(method: "DELETE", URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    // MARK: - Building tasks
+
+    /// Builds the request, makes the task through the overridable
+    /// `dataTask(with:uploadProgress:downloadProgress:completionHandler:)`,
+    /// resumes it and returns it; success and failure get that same object.
+    private func resumedTask(method: String, _ URLString: String, parameters: Any?,
+                             uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+                             downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+                             success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                             failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        let request: URLRequest
+        do {
+            request = try requestSerializer.request(withMethod: method,
+                                                    urlString: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
+                                                    parameters: parameters)
+        } catch {
+            reportUnbuildable(error, to: failure)
+            return nil
+        }
+        let reply = TaskReply(success: success, failure: failure)
+        let task = dataTask(with: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
+                            completionHandler: reply.handler)
+        reply.attach(task)
+        task.resume()
+        return task
+    }
+
+    /// A request that cannot be built: `failure(nil, error)` on the completion
+    /// queue (as in 2.7, outside the completion group).
+    private func reportUnbuildable(_ error: Error, to failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) {
+        guard let failure else { return }
+        (completionQueue ?? .main).async { failure(nil, error) }
+    }
+
+    // MARK: - NSSecureCoding, NSCopying
+
+    /// Restores the base URL, configuration, serializers and security policy.
+    public required convenience init?(coder: NSCoder) {
+        let archive = ManagerArchive(decodingFrom: coder)
+        self.init(baseURL: archive.baseURL, sessionConfiguration: SessionConfigurationCoding.decode(from: coder))
+        if let serializer = archive.requestSerializer { requestSerializer = serializer }
+        if let serializer = archive.responseSerializer { responseSerializer = serializer }
+        if let policy = archive.securityPolicy { securityPolicy = policy }
+    }
+
+    /// Archives the configuration, base URL, serializers and security policy.
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        ManagerArchive(baseURL: baseURL, requestSerializer: requestSerializer, responseSerializer: responseSerializer,
+                       securityPolicy: securityPolicy).encode(to: coder)
+    }
+
+    /// A new manager of the same class: same base URL and configuration,
+    /// copies of the serializers and policy, no blocks, no tasks.
+    open override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = super.copy(with: zone)
+        if let http = copy as? HTTPSessionManager {
+            http.baseURL = baseURL
+            if let serializer = requestSerializer.copy() as? HTTPRequestSerializer { http.requestSerializer = serializer }
+        }
+        return copy
+    }
+
+    /// The class, address, base URL, session and operation queue (2.7's format).
+    open override var description: String {
+        "<\(Swift.type(of: self)): \(Unmanaged.passUnretained(self).toOpaque()), baseURL: \(baseURL?.absoluteString ?? "(null)"), "
+            + "session: \(session), operationQueue: \(operationQueue)>"
+    }
+}
+
+/// Maps a task's completion onto a verb's success and failure blocks, which
+/// receive the task object the verb returned. The task is known only after
+/// the completion handler was made, and the reference is dropped once used
+/// (task → handler → this → task would otherwise never be freed).
+private final class TaskReply: Sendable {
+    private let success: (@Sendable (URLSessionDataTask, Any?) -> Void)?
+    private let failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?
+    private let task = LockedState<URLSessionDataTask?>(nil)
+
+    init(success: (@Sendable (URLSessionDataTask, Any?) -> Void)?, failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) {
+        self.success = success
+        self.failure = failure
+    }
+
+    func attach(_ task: URLSessionDataTask) {
+        self.task.withLock { $0 = task }
+    }
+
+    var handler: @Sendable (URLResponse, Any?, Error?) -> Void {
+        { [self] _, object, error in
+            let task = self.task.withLock { task -> URLSessionDataTask? in
+                defer { task = nil }
+                return task
+            }
+            if let error {
+                failure?(task, error)
+            } else if let task {
+                let result = SerializedObject(value: object)
+                success?(task, result.value)
+            }
+        }
+    }
+}

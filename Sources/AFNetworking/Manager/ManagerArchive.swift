@@ -1,0 +1,42 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What both HTTP managers archive, under 2.7's keys: the base URL, both
+/// serializers and the security policy. Absent keys decode as nil (the
+/// manager keeps its defaults).
+struct ManagerArchive {
+    var baseURL: URL?
+    var requestSerializer: HTTPRequestSerializer?
+    var responseSerializer: HTTPResponseSerializer?
+    var securityPolicy: SecurityPolicy?
+
+    init(baseURL: URL?, requestSerializer: HTTPRequestSerializer?, responseSerializer: HTTPResponseSerializer?,
+         securityPolicy: SecurityPolicy?) {
+        self.baseURL = baseURL
+        self.requestSerializer = requestSerializer
+        self.responseSerializer = responseSerializer
+        self.securityPolicy = securityPolicy
+    }
+
+    init(decodingFrom coder: NSCoder) {
+        baseURL = Self.decode(NSString.self, "baseURL", coder).flatMap { URL(string: $0 as String) }
+        requestSerializer = Self.decode(HTTPRequestSerializer.self, "requestSerializer", coder)
+        responseSerializer = Self.decode(HTTPResponseSerializer.self, "responseSerializer", coder)
+        securityPolicy = Self.decode(SecurityPolicy.self, "securityPolicy", coder)
+    }
+
+    func encode(to coder: NSCoder) {
+        if let baseURL { coder.encode(baseURL.absoluteString as NSString, forKey: "baseURL") }
+        if let requestSerializer { coder.encode(requestSerializer, forKey: "requestSerializer") }
+        if let responseSerializer { coder.encode(responseSerializer, forKey: "responseSerializer") }
+        if let securityPolicy { coder.encode(securityPolicy, forKey: "securityPolicy") }
+    }
+
+    /// swift-corelibs-foundation's keyed unarchiver records an error for a
+    /// missing key, failing the whole archive: ask first.
+    private static func decode<Value: NSObject & NSCoding>(_ type: Value.Type, _ key: String, _ coder: NSCoder) -> Value? {
+        coder.containsValue(forKey: key) ? coder.decodeObject(of: type, forKey: key) : nil
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The delegate-style blocks (2.7's `set…Block:` methods). Each runs on the
+/// manager's `operationQueue`, from the delegate method of the same name.
+extension URLSessionManager {
+    /// The blocks as set; read under the manager's lock at each call.
+    struct Blocks {
+        var sessionDidBecomeInvalid: (@Sendable (URLSession, Error?) -> Void)?
+        var sessionDidReceiveChallenge: (@Sendable (URLSession, URLAuthenticationChallenge,
+                                                    UnsafeMutablePointer<URLCredential?>?) -> URLSession.AuthChallengeDisposition)?
+        var didFinishEventsForBackgroundURLSession: (@Sendable (URLSession) -> Void)?
+        var taskNeedNewBodyStream: (@Sendable (URLSession, URLSessionTask) -> InputStream?)?
+        var taskWillPerformHTTPRedirection: (@Sendable (URLSession, URLSessionTask, URLResponse, URLRequest) -> URLRequest?)?
+        var taskDidReceiveChallenge: (@Sendable (URLSession, URLSessionTask, URLAuthenticationChallenge,
+                                                 UnsafeMutablePointer<URLCredential?>?) -> URLSession.AuthChallengeDisposition)?
+        var taskDidSendBodyData: (@Sendable (URLSession, URLSessionTask, Int64, Int64, Int64) -> Void)?
+        var taskDidComplete: (@Sendable (URLSession, URLSessionTask, Error?) -> Void)?
+        var dataTaskDidReceiveResponse: (@Sendable (URLSession, URLSessionDataTask, URLResponse) -> URLSession.ResponseDisposition)?
+        var dataTaskDidBecomeDownloadTask: (@Sendable (URLSession, URLSessionDataTask, URLSessionDownloadTask) -> Void)?
+        var dataTaskDidReceiveData: (@Sendable (URLSession, URLSessionDataTask, Data) -> Void)?
+        var dataTaskWillCacheResponse: (@Sendable (URLSession, URLSessionDataTask, CachedURLResponse) -> CachedURLResponse?)?
+        var downloadTaskDidFinishDownloading: (@Sendable (URLSession, URLSessionDownloadTask, URL) -> URL?)?
+        var downloadTaskDidWriteData: (@Sendable (URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?
+        var downloadTaskDidResume: (@Sendable (URLSession, URLSessionDownloadTask, Int64, Int64) -> Void)?
+    }
+
+    /// Blocks whose presence decides whether a per-task call is made at all.
+    enum ObservedBlock {
+        case dataTaskDidReceiveResponse, dataTaskDidReceiveData, dataTaskWillCacheResponse
+    }
+
+    func hasBlock(_ block: ObservedBlock) -> Bool {
+        blocks.withLock { blocks in
+            switch block {
+            case .dataTaskDidReceiveResponse: return blocks.dataTaskDidReceiveResponse != nil
+            case .dataTaskDidReceiveData: return blocks.dataTaskDidReceiveData != nil
+            case .dataTaskWillCacheResponse: return blocks.dataTaskWillCacheResponse != nil
+            }
+        }
+    }
+
+    // MARK: - Session
+
+    /// Runs when the invalidated session has no task left (error nil).
+    @preconcurrency
+    public func setSessionDidBecomeInvalidBlock(_ block: (@Sendable (URLSession, Error?) -> Void)?) {
+        blocks.withLock { $0.sessionDidBecomeInvalid = block }
+    }
+
+    /// Stored; never called on Linux, where server trust is decided by
+    /// `securityPolicy` inside the TLS handshake and is not a challenge.
+    @preconcurrency
+    public func setSessionDidReceiveAuthenticationChallengeBlock(
+        _ block: (@Sendable (URLSession, URLAuthenticationChallenge,
+                             UnsafeMutablePointer<URLCredential?>?) -> URLSession.AuthChallengeDisposition)?
+    ) {
+        blocks.withLock { $0.sessionDidReceiveChallenge = block }
+    }
+
+    /// Stored; never called (Linux has no background sessions).
+    @preconcurrency
+    public func setDidFinishEventsForBackgroundURLSessionBlock(_ block: (@Sendable (URLSession) -> Void)?) {
+        blocks.withLock { $0.didFinishEventsForBackgroundURLSession = block }
+    }
+
+    // MARK: - Tasks
+
+    /// Supplies a fresh body stream when a body must be sent again (307/308,
+    /// a retry after 401/407); nil falls back to copying a multipart body.
+    @preconcurrency
+    public func setTaskNeedNewBodyStreamBlock(_ block: (@Sendable (URLSession, URLSessionTask) -> InputStream?)?) {
+        blocks.withLock { $0.taskNeedNewBodyStream = block }
+    }
+
+    /// Sees every redirect hop; returns the request to send, or nil to stop
+    /// at the 3xx (it becomes the response).
+    @preconcurrency
+    public func setTaskWillPerformHTTPRedirectionBlock(
+        _ block: (@Sendable (URLSession, URLSessionTask, URLResponse, URLRequest) -> URLRequest?)?
+    ) {
+        blocks.withLock { $0.taskWillPerformHTTPRedirection = block }
+    }
+
+    /// Answers HTTP authentication challenges (401/407, Basic and Digest):
+    /// return a disposition and, for `.useCredential`, set
+    /// `credential?.pointee` (valid during the call).
+    @preconcurrency
+    public func setTaskDidReceiveAuthenticationChallengeBlock(
+        _ block: (@Sendable (URLSession, URLSessionTask, URLAuthenticationChallenge,
+                             UnsafeMutablePointer<URLCredential?>?) -> URLSession.AuthChallengeDisposition)?
+    ) {
+        blocks.withLock { $0.taskDidReceiveChallenge = block }
+    }
+
+    /// Upload progress: (bytes since the last call, total sent, expected or −1).
+    @preconcurrency
+    public func setTaskDidSendBodyDataBlock(_ block: (@Sendable (URLSession, URLSessionTask, Int64, Int64, Int64) -> Void)?) {
+        blocks.withLock { $0.taskDidSendBodyData = block }
+    }
+
+    /// A task completed; the error is the transport's (serialization errors
+    /// reach only the completion handler, as in 2.7).
+    @preconcurrency
+    public func setTaskDidCompleteBlock(_ block: (@Sendable (URLSession, URLSessionTask, Error?) -> Void)?) {
+        blocks.withLock { $0.taskDidComplete = block }
+    }
+
+    // MARK: - Data tasks
+
+    /// Decides what happens with a data task's response: `.allow`, `.cancel`
+    /// (NSURLErrorCancelled) or `.becomeDownload` (the body goes to a file).
+    @preconcurrency
+    public func setDataTaskDidReceiveResponseBlock(
+        _ block: (@Sendable (URLSession, URLSessionDataTask, URLResponse) -> URLSession.ResponseDisposition)?
+    ) {
+        blocks.withLock { $0.dataTaskDidReceiveResponse = block }
+    }
+
+    /// A data task became a download task (`.becomeDownload`).
+    @preconcurrency
+    public func setDataTaskDidBecomeDownloadTaskBlock(
+        _ block: (@Sendable (URLSession, URLSessionDataTask, URLSessionDownloadTask) -> Void)?
+    ) {
+        blocks.withLock { $0.dataTaskDidBecomeDownloadTask = block }
+    }
+
+    /// Every piece of a data task's body, in order.
+    @preconcurrency
+    public func setDataTaskDidReceiveDataBlock(_ block: (@Sendable (URLSession, URLSessionDataTask, Data) -> Void)?) {
+        blocks.withLock { $0.dataTaskDidReceiveData = block }
+    }
+
+    /// Sees a storable response before the configuration's `urlCache` stores
+    /// it; return what to store, or nil to store nothing.
+    @preconcurrency
+    public func setDataTaskWillCacheResponseBlock(
+        _ block: (@Sendable (URLSession, URLSessionDataTask, CachedURLResponse) -> CachedURLResponse?)?
+    ) {
+        blocks.withLock { $0.dataTaskWillCacheResponse = block }
+    }
+
+    // MARK: - Download tasks
+
+    /// Where a finished download goes; a URL returned here wins over the
+    /// task's own destination (nil lets the task's destination decide).
+    @preconcurrency
+    public func setDownloadTaskDidFinishDownloadingBlock(_ block: (@Sendable (URLSession, URLSessionDownloadTask, URL) -> URL?)?) {
+        blocks.withLock { $0.downloadTaskDidFinishDownloading = block }
+    }
+
+    /// Download progress: (bytes since the last call, total written, expected
+    /// or −1); for a resumed download the totals include the offset.
+    @preconcurrency
+    public func setDownloadTaskDidWriteDataBlock(_ block: (@Sendable (URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?) {
+        blocks.withLock { $0.downloadTaskDidWriteData = block }
+    }
+
+    /// A download resumed from resume data: (offset, expected total bytes).
+    @preconcurrency
+    public func setDownloadTaskDidResumeBlock(_ block: (@Sendable (URLSession, URLSessionDownloadTask, Int64, Int64) -> Void)?) {
+        blocks.withLock { $0.downloadTaskDidResume = block }
+    }
+}

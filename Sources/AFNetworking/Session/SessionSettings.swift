@@ -1,0 +1,86 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a session's tasks take from its `URLSessionConfiguration`, read once
+/// when the session is made (Apple copies the configuration at that point too,
+/// so later changes to the caller's object have no effect).
+struct SessionSettings: @unchecked Sendable {
+    // @unchecked: immutable; the storages it names are thread-safe Foundation objects.
+
+    let cookieStorage: HTTPCookieStorage?
+    let sendsCookies: Bool
+    let acceptsCookies: Bool
+    let cache: URLCache?
+    let credentialStorage: URLCredentialStorage?
+    let requestCachePolicy: URLRequest.CachePolicy
+    /// `httpAdditionalHeaders` as header fields (string and number values).
+    let additionalHeaders: [(name: String, value: String)]
+    let idleTimeout: TimeInterval
+    let resourceTimeout: TimeInterval
+    let maximumConnectionsPerHost: Int
+    /// Distinguishes this session's per-host limits from other sessions'.
+    let sessionKey: Int
+
+    init(_ configuration: URLSessionConfiguration, sessionKey: Int) {
+        cookieStorage = configuration.httpCookieStorage
+        sendsCookies = configuration.httpShouldSetCookies
+        acceptsCookies = configuration.httpCookieAcceptPolicy != .never
+        cache = configuration.urlCache
+        credentialStorage = configuration.urlCredentialStorage
+        requestCachePolicy = configuration.requestCachePolicy
+        var headers: [(name: String, value: String)] = []
+        for (key, value) in configuration.httpAdditionalHeaders ?? [:] {
+            guard let name = key as? String else { continue }
+            switch value {
+            case let text as String: headers.append((name, text))
+            case let number as NSNumber: headers.append((name, number.stringValue))
+            default: continue
+            }
+        }
+        additionalHeaders = headers.sorted { $0.name < $1.name }
+        idleTimeout = configuration.timeoutIntervalForRequest
+        resourceTimeout = configuration.timeoutIntervalForResource
+        maximumConnectionsPerHost = configuration.httpMaximumConnectionsPerHost
+        self.sessionKey = sessionKey
+    }
+
+    /// `request` as the session sends it: the additional headers it does not
+    /// set itself, and the configuration's cache policy when it asks for the
+    /// protocol's.
+    func applied(to request: URLRequest) -> URLRequest {
+        var applied = request
+        for header in additionalHeaders where applied.value(forHTTPHeaderField: header.name) == nil {
+            applied.setValue(header.value, forHTTPHeaderField: header.name)
+        }
+        if applied.cachePolicy == .useProtocolCachePolicy && requestCachePolicy != .useProtocolCachePolicy {
+            applied.cachePolicy = requestCachePolicy
+        }
+        return applied
+    }
+
+    /// The engine-level limit for `url`'s host and port in this session (nil
+    /// when the configuration sets none).
+    func hostLimit(for url: URL?) -> HostLimit? {
+        guard maximumConnectionsPerHost > 0, let url, let host = url.host?.lowercased() else { return nil }
+        let scheme = url.scheme?.lowercased() ?? "http"
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return HostLimit(key: "\(sessionKey)|\(scheme)://\(host):\(port)", maximum: maximumConnectionsPerHost)
+    }
+
+    /// The environment a hop of a task starts in (`url`: the hop's).
+    func environment(for url: URL?, securityPolicy: SecurityPolicy?, usesCache: Bool, reportsUploadProgress: Bool) -> TransferEnvironment {
+        var environment = TransferEnvironment(securityPolicy: securityPolicy)
+        environment.cookieStorage = cookieStorage
+        environment.sendsCookies = sendsCookies
+        environment.acceptsCookies = acceptsCookies
+        environment.credentialStorage = credentialStorage
+        environment.cache = usesCache ? cache : nil
+        environment.reportsUploadProgress = reportsUploadProgress
+        if idleTimeout > 0 && idleTimeout.isFinite { environment.idleTimeout = idleTimeout }
+        environment.hostLimit = hostLimit(for: url)
+        return environment
+    }
+}

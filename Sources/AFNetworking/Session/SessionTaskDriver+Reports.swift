@@ -1,0 +1,200 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Reports from the transfer (on the network thread) turned into delegate
+/// calls and progress on the manager's operation queue. Body chunks and
+/// counts collect in `PendingReports` and are delivered by one flush per
+/// burst; a response head is a barrier (what came before it is delivered
+/// before it, what comes after, after it).
+extension SessionTaskDriver {
+    func didReceiveHead(_ response: ReceivedResponse, route: TransferStateMachine.BodyRoute, writer: ResponseBodyWriter?) {
+        guard route == .output else { return }
+        deliverPendingReports()
+        switch kind {
+        case .download(.resuming(let resume)):
+            // A 206 continues at the offset; a 200 starts the file over.
+            let offset = response.statusCode == 206 ? resume.bytesWritten : 0
+            let expected = response.statusCode == 206 ? (ResumeRules.completeLength(of: response) ?? -1) : response.expectedContentLength
+            context.events.submit { [self] in
+                guard let task = currentTask as? URLSessionDownloadTask else { return }
+                progress.update(.download, completed: offset, expected: expected)
+                context.manager?.urlSession(context.session, downloadTask: task, didResumeAtOffset: offset, expectedTotalBytes: expected)
+            }
+        case .download:
+            break
+        case .data, .upload:
+            // Nobody but the library's own delegate method (which answers
+            // `.allow`) could answer: nothing is asked.
+            let mustAsk = !context.skipsUnobservedCalls || context.manager?.hasBlock(.dataTaskDidReceiveResponse) == true
+            guard state.withLock({ $0.response.responseArrived(mustAsk: mustAsk) }) else { return }
+            context.events.submit { [self] in
+                guard let manager = context.manager, let task = currentTask as? URLSessionDataTask,
+                      let head = response.httpURLResponse else { return decideResponse(.allow) }
+                let once = Once()
+                manager.urlSession(context.session, dataTask: task, didReceive: head) { [self] disposition in
+                    if once.claim() { decideResponse(disposition) }
+                }
+            }
+        }
+    }
+
+    func didReceiveBody(_ bytes: UnsafeRawBufferPointer, progress report: TransferStateMachine.Progress, writer: ResponseBodyWriter?) {
+        // Chunks are handed to the did-receive-data call only when someone can see them.
+        let chunk = writer == nil && (!context.skipsUnobservedCalls || context.manager?.hasBlock(.dataTaskDidReceiveData) == true)
+            ? Data(bytes) : nil
+        enqueueReport { reports in
+            if let chunk {
+                if reports.data == nil { reports.data = chunk } else { reports.data?.append(chunk) }
+            }
+            reports.receivedSinceLast += Int64(report.bytes)
+            reports.received = (report.total, report.expected)
+        }
+    }
+
+    func didSendBody(bytes: Int, total: Int64, expected: Int64) {
+        enqueueReport { reports in
+            reports.sentSinceLast += Int64(bytes)
+            reports.sent = (total, expected)
+        }
+    }
+
+    /// Adds to the pending reports and schedules a flush unless one is on its way.
+    private func enqueueReport(_ add: (inout PendingReports) -> Void) {
+        let schedule = state.withLock { state -> Int? in
+            add(&state.reports)
+            if let sent = state.reports.sent {
+                state.bytesSent = sent.total
+                if sent.expected >= 0 { state.bytesExpectedToSend = sent.expected }
+            }
+            guard !state.reports.scheduled else { return nil }
+            state.reports.scheduled = true
+            return state.reports.generation
+        }
+        if let generation = schedule {
+            context.events.submit { [self] in flushReports(generation: generation) }
+        }
+    }
+
+    /// The scheduled flush: delivers what is pending unless a barrier took it.
+    private func flushReports(generation: Int) {
+        let reports = state.withLock { state -> PendingReports? in
+            guard state.reports.generation == generation else { return nil }
+            return state.reports.take()
+        }
+        if let reports { deliver(reports) }
+    }
+
+    /// A barrier: what is pending now is delivered before anything submitted
+    /// after this call; a flush scheduled earlier finds nothing.
+    func deliverPendingReports() {
+        let reports = state.withLock { state -> PendingReports? in
+            guard state.reports.scheduled else { return nil }
+            return state.reports.take()
+        }
+        if let reports { context.events.submit { [self] in deliver(reports) } }
+    }
+
+    /// On the operation queue, at the task's end: anything still pending is
+    /// delivered before the did-complete call.
+    func deliverPendingReportsNow() {
+        let reports = state.withLock { state -> PendingReports? in
+            guard state.reports.scheduled else { return nil }
+            return state.reports.take()
+        }
+        if let reports { deliver(reports) }
+    }
+
+    /// On the operation queue: progress first, then the delegate calls.
+    private func deliver(_ reports: PendingReports) {
+        let (task, decision) = state.withLock { ($0.task.task, $0.response) }
+        guard let task else { return }
+        if let sent = reports.sent {
+            progress.update(.upload, completed: sent.total, expected: sent.expected)
+            context.manager?.urlSession(context.session, task: task, didSendBodyData: reports.sentSinceLast,
+                                       totalBytesSent: sent.total, totalBytesExpectedToSend: sent.expected)
+        }
+        if let data = reports.data, decision.deliversData, let dataTask = task as? URLSessionDataTask {
+            context.manager?.urlSession(context.session, dataTask: dataTask, didReceive: data)
+        }
+        if let received = reports.received {
+            progress.update(.download, completed: received.total, expected: received.expected)
+            if let downloadTask = task as? URLSessionDownloadTask {
+                context.manager?.urlSession(context.session, downloadTask: downloadTask, didWriteData: reports.receivedSinceLast,
+                                           totalBytesWritten: received.total, totalBytesExpectedToWrite: received.expected)
+            }
+        }
+    }
+
+    // MARK: - Response decision
+
+    /// The data-task-did-receive-response answer (the first one counts).
+    func decideResponse(_ disposition: URLSession.ResponseDisposition) {
+        carryOut(state.withLock { $0.response.decide(disposition) })
+    }
+
+    func carryOut(_ action: ResponseDecision.Action) {
+        switch action {
+        case .none:
+            break
+        case .cancelTask:
+            cancel()
+        case .proceed(let outcome):
+            context.events.submit { [self] in outputFinished(outcome) }
+        case .becomeDownload(let parked):
+            becomeDownload(then: parked)
+        }
+    }
+
+    /// `.becomeDownload`: a download task takes the data task's place; the
+    /// body kept so far and the rest of it go to a temporary file (or, when
+    /// the body was already complete, the end writes it there).
+    private func becomeDownload(then parked: TransferStateMachine.Outcome?) {
+        let identifier = TaskIdentifiers.next()
+        let downloadTask = SessionDownloadTask(driver: self, identifier: identifier)
+        let (previous, oldIdentifier) = state.withLock { state -> (URLSessionTask?, Int) in
+            let previous = state.task.task
+            state.task = .strong(downloadTask)
+            defer { state.identifier = identifier }
+            return (previous, state.identifier)
+        }
+        context.session.replaceTask(identifier: oldIdentifier, with: self, newIdentifier: identifier)
+        switch Result(catching: { try DownloadFile.create() }) {
+        case .success(let (file, stream)):
+            state.withLock { $0.download = .writing(file) }
+            let writer = ResponseBodyWriter(stream: stream) { [weak self] error in self?.outputDidFail(error) }
+            core.withLock { core in
+                // Once the outcome is decided the end writes the body itself.
+                guard core.machine.outcome == nil else { return }
+                core.writer = writer
+                if let kept = core.machine.divertOutput(), !kept.isEmpty {
+                    kept.withUnsafeBytes { writer.enqueue($0) }
+                }
+            }
+        case .failure(let error):
+            handle { $0.machine.fail(error as NSError) }
+        }
+        context.events.submit { [self] in
+            // The data task stops being serviced and the download task runs:
+            // observers that count requests (the activity indicator) stay balanced.
+            if let previous { MainQueueNotifier.shared.post(.AFNetworkingTaskDidSuspend, object: previous) }
+            MainQueueNotifier.shared.post(.AFNetworkingTaskDidResume, object: downloadTask)
+            if let dataTask = previous as? URLSessionDataTask {
+                context.manager?.urlSession(context.session, dataTask: dataTask, didBecome: downloadTask)
+            }
+            if let parked { outputFinished(parked) }
+        }
+    }
+}
+
+extension SessionTaskDriver.PendingReports {
+    /// Takes everything pending; the next report schedules a new flush.
+    mutating func take() -> Self {
+        var taken = self
+        taken.scheduled = false
+        self = Self(generation: generation + 1)
+        return taken
+    }
+}

@@ -1,0 +1,251 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The task as a `TransferAdapter`: the hop's settings come from the
+/// session's configuration; questions (redirect, challenge, a new body
+/// stream) and reports become delegate calls on the manager's operation queue.
+extension SessionTaskDriver: TransferAdapter {
+    func transferEnvironment(for url: URL?) -> TransferEnvironment {
+        context.session.settings.environment(for: url, securityPolicy: context.securityPolicy, usesCache: !kind.isDownload,
+                                             reportsUploadProgress: true)
+    }
+
+    /// A data task may become a download when its delegate answers `.becomeDownload`.
+    var outputMayBeDiverted: Bool { !kind.isDownload }
+
+    /// A cancelled download keeps what it received: resume data continues it.
+    var dropsQueuedBodyOnCancel: Bool { !kind.isDownload }
+
+    func prepareRequest(_ request: URLRequest, consumedBodyStream: Bool,
+                        ready: @escaping @Sendable (Result<URLRequest, NSError>) -> Void) {
+        switch kind {
+        case .download(let start):
+            if let failure = prepareDownloadFile(start) { return ready(.failure(failure)) }
+            ready(.success(request))
+        case .upload(.file(let file)):
+            // Each hop that still carries the body reads the file again
+            // (nothing to ask anyone); one redirected to a GET carries none.
+            guard request.httpBodyStream != nil else { return ready(.success(request)) }
+            ready(SessionTaskDriver.request(request, streamingFrom: file))
+        case .data, .upload(.data), .upload(.stream):
+            guard consumedBodyStream else { return ready(.success(request)) }
+            askForNewBodyStream(request, ready: ready)
+        }
+    }
+
+    /// Tasks announce nothing when their phase changes: their `state` is read
+    /// off the machine, and their notifications come from `resume()`/`suspend()`.
+    func announce(_ change: PhaseChange) {}
+
+    // MARK: - Request bodies
+
+    /// `request` with a fresh stream over `file`, or NSURLErrorFileDoesNotExist.
+    static func request(_ request: URLRequest, streamingFrom file: URL) -> Result<URLRequest, NSError> {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              FileManager.default.isReadableFile(atPath: file.path), let stream = InputStream(url: file) else {
+            return .failure(TransportErrors.make(NSURLErrorFileDoesNotExist, url: request.url, underlying: nil,
+                                                 description: "The file to upload does not exist or cannot be read: \(file.path)."))
+        }
+        var streaming = request
+        streaming.httpBodyStream = stream
+        return .success(streaming)
+    }
+
+    /// An earlier hop consumed the body stream: the delegate's
+    /// need-new-body-stream call supplies another (the manager's default
+    /// copies a multipart body), or the hop fails.
+    private func askForNewBodyStream(_ request: URLRequest, ready: @escaping @Sendable (Result<URLRequest, NSError>) -> Void) {
+        context.events.submit { [self] in
+            guard let manager = context.manager, let task = currentTask else {
+                return ready(BodyStreams.resending(request, fresh: BodyStreams.copy(of: originalRequest.httpBodyStream)))
+            }
+            let once = Once()
+            manager.urlSession(context.session, task: task, needNewBodyStream: { stream in
+                if once.claim() { ready(BodyStreams.resending(request, fresh: stream)) }
+            })
+        }
+    }
+
+    // MARK: - Download file
+
+    /// Opens the file a download writes, once, before its first hop (off the
+    /// network thread and outside any lock: it touches the disk). Returns the
+    /// error that fails the task when the file cannot be used.
+    private func prepareDownloadFile(_ start: SessionTaskKind.DownloadStart) -> NSError? {
+        guard case .none = state.withLock({ $0.download }) else { return nil }
+        let opened: Result<(URL, PartialFileOutputStream), NSError>
+        switch start {
+        case .unusable(let error):
+            return error
+        case .resuming(let resume):
+            opened = DownloadFile.reopen(resume)
+        case .fresh:
+            opened = Result { try DownloadFile.create() }.mapError { $0 as NSError }
+        }
+        switch opened {
+        case .failure(let error):
+            return error
+        case .success(let (file, stream)):
+            install(file: file, stream: stream)
+            return nil
+        }
+    }
+
+    /// Makes `file` the task's output. If the task ended meanwhile (a cancel
+    /// racing the first hop), the file is not wanted and goes away.
+    func install(file: URL, stream: PartialFileOutputStream) {
+        state.withLock { $0.download = .writing(file) }
+        let writer = ResponseBodyWriter(stream: stream) { [weak self] error in self?.outputDidFail(error) }
+        let installed = core.withLock { core -> Bool in
+            guard core.machine.outcome == nil else { return false }
+            core.writer = writer
+            return true
+        }
+        if !installed {
+            state.withLock { $0.download = .removed }
+            DownloadFile.remove(file)
+        }
+    }
+
+    /// After the writer closed the download file (on its queue): a complete
+    /// file waits for the did-finish-downloading call; a failed one is kept
+    /// with resume data when it can be resumed, else deleted. Handlers of
+    /// `cancel(byProducingResumeData:)` get the data (on the delegate queue,
+    /// before the completion).
+    func outputDidClose(_ outcome: TransferStateMachine.Outcome) -> TransferStateMachine.Outcome {
+        guard case .writing(let file) = state.withLock({ $0.download }) else { return outcome }
+        var earlier: DownloadResumeData?
+        if case .download(.resuming(let resume)) = kind { earlier = resume }
+        let status = outcome.response?.received?.statusCode
+        // A resumed download answered with an error status (the old part of
+        // the file is all there is) is not complete either.
+        let incomplete = earlier != nil && status != 200 && status != 206
+        guard outcome.error != nil || incomplete else {
+            state.withLock { $0.download = .complete(file) }
+            return outcome
+        }
+        // The file's own length: a cancel drops bytes still queued for the
+        // writer, so the count of bytes received can be ahead of the disk.
+        let written = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+        var resume = DownloadResumeData.make(request: outcome.originalRequest, response: outcome.response?.received, earlier: earlier,
+                                             partialFile: file, bytesWritten: min(written, outcome.entityBytes))
+        if resume == nil || incomplete, var previous = earlier, written >= previous.bytesWritten {
+            // Nothing new arrived (offline, cancelled while connecting, an
+            // error answer): what the earlier data promised is still there.
+            previous.partialFilePath = file.path
+            resume = previous
+        }
+        guard let resume else {
+            state.withLock { $0.download = .removed }
+            DownloadFile.remove(file)
+            for handler in state.withLock({ $0.resumeData.decide(nil) }) { context.events.submit { handler(nil) } }
+            return outcome
+        }
+        let data = resume.encoded()
+        let handlers = state.withLock { state -> [@Sendable (Data?) -> Void] in
+            state.download = .kept(file)
+            return state.resumeData.decide(data)
+        }
+        for handler in handlers { context.events.submit { handler(data) } }
+        guard let error = outcome.error else { return outcome }
+        var userInfo = error.userInfo
+        userInfo[URLSessionDownloadTaskResumeData] = data
+        var final = outcome
+        final.error = NSError(domain: error.domain, code: error.code, userInfo: userInfo)
+        return final
+    }
+
+    // MARK: - Questions
+
+    func askRedirect(_ question: TransferStateMachine.RedirectQuestion) {
+        context.events.submit { [self] in
+            guard let manager = context.manager, let task = currentTask, let response = question.response.httpURLResponse else {
+                handle { $0.machine.redirectDecided(token: question.token, question.proposed) }
+                return
+            }
+            manager.urlSession(context.session, task: task, willPerformHTTPRedirection: response,
+                                       newRequest: question.proposed) { [self] next in
+                handle { $0.machine.redirectDecided(token: question.token, next) }
+            }
+        }
+    }
+
+    func askChallenge(_ question: TransferStateMachine.ChallengeQuestion) {
+        context.events.submit { [self] in
+            let stored = defaultCredential(for: question.protectionSpace, failures: question.previousFailureCount)
+            let sender = SessionChallengeSender(driver: self, token: question.token)
+            let challenge = URLAuthenticationChallenge(protectionSpace: question.protectionSpace, proposedCredential: stored,
+                                                       previousFailureCount: question.previousFailureCount,
+                                                       failureResponse: question.response.httpURLResponse, error: nil, sender: sender)
+            guard let manager = context.manager, let task = currentTask else {
+                return answerChallenge(token: question.token, .performDefaultHandling, nil)
+            }
+            manager.urlSession(context.session, task: task, didReceive: challenge) { [self] disposition, credential in
+                answerChallenge(token: question.token, disposition, credential)
+            }
+        }
+    }
+
+    /// Resolves the challenge with `token` (later answers to it change nothing).
+    func answerChallenge(token: UInt64, _ disposition: URLSession.AuthChallengeDisposition, _ credential: URLCredential?) {
+        let answer: TransferStateMachine.ChallengeAnswer
+        switch disposition {
+        case .useCredential:
+            answer = credential.map { .use($0) } ?? .continueWithoutCredential
+        case .performDefaultHandling:
+            guard let pending = core.withLock({ $0.machine.pendingChallenge(token: token) }) else { return }
+            answer = defaultCredential(for: pending.space, failures: pending.failures).map { .use($0) } ?? .continueWithoutCredential
+        case .cancelAuthenticationChallenge:
+            answer = .cancel
+        case .rejectProtectionSpace:
+            answer = .continueWithoutCredential
+        @unknown default:
+            answer = .continueWithoutCredential
+        }
+        handle { $0.machine.challengeAnswered(token: token, answer) }
+    }
+
+    /// Default handling: the configuration's credential storage, on the first
+    /// attempt only (a stored credential that failed is not offered again).
+    private func defaultCredential(for space: URLProtectionSpace, failures: Int) -> URLCredential? {
+        guard failures == 0, let storage = context.session.settings.credentialStorage else { return nil }
+        return StoredCredentials.defaultCredential(for: space, in: storage)
+    }
+}
+
+/// The `sender` of a task's authentication challenge: answering through it
+/// is the same as through the completion handler (the first answer counts).
+final class SessionChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
+    // @unchecked: immutable after init.
+    private weak var driver: SessionTaskDriver?
+    private let token: UInt64
+
+    init(driver: SessionTaskDriver, token: UInt64) {
+        self.driver = driver
+        self.token = token
+    }
+
+    func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {
+        driver?.answerChallenge(token: token, .useCredential, credential)
+    }
+
+    func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {
+        driver?.answerChallenge(token: token, .rejectProtectionSpace, nil)
+    }
+
+    func cancel(_ challenge: URLAuthenticationChallenge) {
+        driver?.answerChallenge(token: token, .cancelAuthenticationChallenge, nil)
+    }
+
+    func performDefaultHandling(for challenge: URLAuthenticationChallenge) {
+        driver?.answerChallenge(token: token, .performDefaultHandling, nil)
+    }
+
+    func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {
+        driver?.answerChallenge(token: token, .rejectProtectionSpace, nil)
+    }
+}

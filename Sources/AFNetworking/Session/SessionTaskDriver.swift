@@ -1,0 +1,347 @@
+import AFNetworkingTransport
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a session task was made to do.
+enum SessionTaskKind: Sendable {
+    case data
+    case upload(UploadBody)
+    case download(DownloadStart)
+
+    enum UploadBody: Sendable {
+        /// Streamed from this file on every hop.
+        case file(URL)
+        /// `httpBody` (sent from memory).
+        case data
+        /// The request's `httpBodyStream`.
+        case stream
+    }
+
+    enum DownloadStart: Sendable {
+        case fresh
+        case resuming(DownloadResumeData)
+        /// Resume data that cannot be used: the task fails with this when resumed.
+        case unusable(NSError)
+    }
+
+    var isDownload: Bool {
+        if case .download = self { return true }
+        return false
+    }
+}
+
+/// How a task's end is reported to its creator.
+enum SessionTaskCompletion: Sendable {
+    case none
+    /// The manager's data and upload factories: the serialized response.
+    case serialized(@Sendable (URLResponse, Any?, Error?) -> Void)
+    /// The manager's download factories: where the file went.
+    case download(@Sendable (URLResponse, URL?, Error?) -> Void)
+    /// `URLSession`'s own data/upload factories: the raw body.
+    case rawData(@Sendable (Data?, URLResponse?, Error?) -> Void)
+    /// `URLSession`'s own download factories: the temporary file, valid during the call.
+    case rawDownload(@Sendable (URL?, URLResponse?, Error?) -> Void)
+}
+
+/// Gives every session task an identifier: positive, unique in the process,
+/// increasing in creation order also when tasks are made on many threads
+/// (rdar 17029580, which 2.7 worked around with a serial creation queue).
+enum TaskIdentifiers {
+    private static let last = Atomic<Int>(0)
+
+    static func next() -> Int {
+        last.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+}
+
+/// A session task's adapter to the transfer machine, as
+/// `URLConnectionOperation` is an operation's: the task objects
+/// (`SessionDataTask` & co.) forward their `URLSessionTask` API here. The
+/// lifecycle is the machine in `core` (the task's `state` is derived from
+/// it); what the task adds — the delegate calls on the manager's
+/// `operationQueue`, progress, the download file, resume data — lives in
+/// `state`. The two locks are never held together.
+final class SessionTaskDriver: @unchecked Sendable {
+    // @unchecked: mutable state is inside `core` and `state` (LockedState);
+    // `progress` is changed only on the manager's operation queue.
+
+    /// Who the task reports to, fixed at creation.
+    struct Context: @unchecked Sendable {
+        // @unchecked: the manager and session are thread-safe objects.
+        /// Held while the task exists, so a manager dropped by its owner still
+        /// delivers its running tasks' completions (nil: the session outlived
+        /// its manager, and its tasks complete with NSURLErrorCancelled).
+        let manager: URLSessionManager?
+        let session: ManagedSession
+        let events: DelegateEventQueue
+        /// The manager's security policy as it was when the task was made
+        /// (nil when it is OpenSSL's standard verification).
+        let securityPolicy: SecurityPolicy?
+        /// The manager's delegate methods are its own (not a subclass's) and
+        /// no block listens: per-chunk delegate calls can be skipped.
+        let skipsUnobservedCalls: Bool
+    }
+
+    /// Where the response's body goes when it is a file.
+    enum DownloadOutput {
+        case none
+        /// Being written.
+        case writing(URL)
+        /// Complete, waiting to be moved by the did-finish-downloading call.
+        case complete(URL)
+        /// Kept for resume data.
+        case kept(URL)
+        case moved(URL)
+        /// The move failed; the temporary file is deleted.
+        case moveFailed(NSError, temporary: URL)
+        /// Deleted (failure without resume data, or nobody wanted it).
+        case removed
+    }
+
+    /// Resume data is known once the task's output is final; handlers of
+    /// `cancel(byProducingResumeData:)` wait for it (each called once).
+    enum ResumeData {
+        case pending([@Sendable (Data?) -> Void])
+        case decided(Data?)
+
+        /// Records the data (the first decision counts); returns the handlers to call.
+        mutating func decide(_ data: Data?) -> [@Sendable (Data?) -> Void] {
+            guard case .pending(let handlers) = self else { return [] }
+            self = .decided(data)
+            return handlers
+        }
+
+        /// Adds a handler; returns the data at once when already decided.
+        mutating func add(_ handler: @escaping @Sendable (Data?) -> Void) -> Data?? {
+            switch self {
+            case .pending(let handlers):
+                self = .pending(handlers + [handler])
+                return .none
+            case .decided(let data):
+                return .some(data)
+            }
+        }
+    }
+
+    /// How the driver holds its task object: weakly until the task is resumed
+    /// or registered with its session (a task nobody keeps and nobody resumed
+    /// is freed), strongly while it runs, not at all once it completed.
+    enum TaskReference {
+        final class Weak: @unchecked Sendable {
+            // @unchecked: written once in init.
+            weak var task: URLSessionTask?
+            init(_ task: URLSessionTask) { self.task = task }
+        }
+
+        case strong(URLSessionTask)
+        case weak(Weak)
+        case released
+
+        var task: URLSessionTask? {
+            switch self {
+            case .strong(let task): return task
+            case .weak(let box): return box.task
+            case .released: return nil
+            }
+        }
+
+        /// Held strongly from now on (the task was resumed or cancelled).
+        mutating func retain() {
+            if case .weak(let box) = self { self = box.task.map { .strong($0) } ?? .released }
+        }
+    }
+
+    /// Body chunks and counts waiting for the next flush on the operation
+    /// queue: delegate calls are made per flush, not per chunk.
+    struct PendingReports {
+        /// Names the flush that may take these reports (bumped by a barrier).
+        var generation = 0
+        var scheduled = false
+        var data: Data?
+        var sentSinceLast: Int64 = 0
+        var sent: (total: Int64, expected: Int64)?
+        var receivedSinceLast: Int64 = 0
+        var received: (total: Int64, expected: Int64)?
+    }
+
+    struct State {
+        /// The object delegate calls name (a data task's download task after
+        /// `.becomeDownload`).
+        var task = TaskReference.released
+        var identifier: Int
+        var response = ResponseDecision()
+        var download = DownloadOutput.none
+        var reports = PendingReports()
+        var bytesSent: Int64 = 0
+        var bytesExpectedToSend: Int64
+        var resumeData = ResumeData.pending([])
+        /// `timeoutIntervalForResource`, from the first resume.
+        var deadline: Deadlines.Token?
+    }
+
+    let core: LockedState<TransferCore>
+    let state: LockedState<State>
+    let kind: SessionTaskKind
+    let context: Context
+    let completion: SessionTaskCompletion
+    let progress: TaskProgress
+    /// The request as the task was made with it (configuration headers added).
+    let originalRequest: URLRequest
+    let destination: (@Sendable (URL, URLResponse) -> URL)?
+    /// Registered with a valid session. A task made after invalidation (or
+    /// for a session whose manager is gone) is not: it completes with
+    /// NSURLErrorCancelled when resumed.
+    let admitted: Bool
+
+    init(kind: SessionTaskKind, request: URLRequest, context: Context, completion: SessionTaskCompletion, progress: TaskProgress,
+         destination: (@Sendable (URL, URLResponse) -> URL)?, identifier: Int, bytesExpectedToSend: Int64, admitted: Bool) {
+        var configuration = TransferStateMachine.Configuration()
+        configuration.consultsCache = !kind.isDownload && context.session.settings.cache != nil
+        core = LockedState(TransferCore(machine: TransferStateMachine(configuration: configuration)))
+        state = LockedState(State(identifier: identifier, bytesExpectedToSend: bytesExpectedToSend))
+        self.kind = kind
+        self.context = context
+        self.completion = completion
+        self.progress = progress
+        self.originalRequest = request
+        self.destination = destination
+        self.admitted = admitted
+    }
+
+    /// Whether the body is kept in memory (data and upload tasks) rather than
+    /// written to a file (download tasks).
+    var keepsBodyInMemory: Bool { !kind.isDownload }
+
+    // MARK: - URLSessionTask API
+
+    var taskState: URLSessionTask.State { core.withLock { $0.machine.taskState } }
+
+    var identifier: Int { state.withLock { $0.identifier } }
+
+    var currentRequest: URLRequest? { core.withLock { $0.machine.currentRequest } ?? originalRequest }
+
+    var response: URLResponse? {
+        switch core.withLock({ $0.machine.currentResponse }) {
+        case .received(let head)?: return head.httpURLResponse
+        case .cached(let cached)?: return cached.response
+        case nil: return nil
+        }
+    }
+
+    /// The transport's error once the task completed.
+    var error: Error? {
+        core.withLock { core -> NSError? in
+            switch core.machine.state {
+            case .completing(let outcome), .finished(let outcome): return outcome.error
+            default: return nil
+            }
+        }
+    }
+
+    var countOfBytesReceived: Int64 { core.withLock { $0.machine.entityBytesInOutput } }
+    var countOfBytesExpectedToReceive: Int64 { core.withLock { $0.machine.expectedEntityLength } }
+    var countOfBytesSent: Int64 { state.withLock { $0.bytesSent } }
+    var countOfBytesExpectedToSend: Int64 { state.withLock { $0.bytesExpectedToSend } }
+
+    /// Starts the task, or lets a suspended one continue on its connection.
+    func resume() {
+        let task = retainTask()
+        var started = false
+        handle { core in
+            let before = core.machine.taskState
+            let action: TransferStateMachine.Action
+            if core.machine.hasStarted {
+                action = core.machine.unsuspend()
+            } else {
+                if !admitted { _ = core.machine.cancel(originalRequest) }
+                action = core.machine.start(originalRequest, bodyInMemory: keepsBodyInMemory)
+                started = true
+            }
+            // Posted under the lock, so racing resume/suspend calls are
+            // announced in the order they took effect.
+            if before == .suspended && core.machine.taskState == .running, let task {
+                MainQueueNotifier.shared.post(.AFNetworkingTaskDidResume, object: task)
+            }
+            return action
+        }
+        if started { scheduleDeadline() }
+    }
+
+    /// Stops the data flow of a running task (nothing read or written, no
+    /// idle timeout) until `resume()`.
+    func suspend() {
+        let task = currentTask
+        handle { core in
+            guard core.machine.taskState == .running else { return .none }
+            let action = core.machine.suspend()
+            if core.machine.taskState == .suspended, let task {
+                MainQueueNotifier.shared.post(.AFNetworkingTaskDidSuspend, object: task)
+            }
+            return action
+        }
+    }
+
+    /// Completes the task once with NSURLErrorCancelled, whatever it is doing.
+    func cancel() {
+        _ = retainTask()
+        handle { core in
+            let action = core.machine.cancel(originalRequest)
+            // Never resumed: it completes now rather than when resumed.
+            if case .waiting(cancelled: true) = core.machine.state {
+                return core.machine.start(originalRequest, bodyInMemory: keepsBodyInMemory)
+            }
+            return action
+        }
+        // An end parked for an outstanding response answer is released, cancelled.
+        carryOut(state.withLock { $0.response.cancelWhileAsking() })
+    }
+
+    /// Cancels a download and hands `handler` the resume data (nil when it
+    /// cannot be resumed), before the completion handler runs.
+    func cancel(byProducingResumeData handler: @escaping @Sendable (Data?) -> Void) {
+        if let known = state.withLock({ $0.resumeData.add(handler) }) {
+            context.events.submit { handler(known) }
+            return
+        }
+        cancel()
+    }
+
+    /// The current task object (the download task a data task became).
+    var currentTask: URLSessionTask? { state.withLock { $0.task.task } }
+
+    /// Holds the task object strongly from now on and returns it.
+    private func retainTask() -> URLSessionTask? {
+        state.withLock { state in
+            state.task.retain()
+            return state.task.task
+        }
+    }
+
+    // MARK: - Deadline
+
+    /// `timeoutIntervalForResource`: the whole task, from its first resume,
+    /// fails with NSURLErrorTimedOut when it runs longer.
+    private func scheduleDeadline() {
+        let limit = context.session.settings.resourceTimeout
+        guard limit > 0, limit.isFinite, limit < Double(Int32.max) else { return }
+        let url = originalRequest.url
+        let token = Deadlines.shared.add(at: .now() + limit) { [weak self] in
+            let error = TransportErrors.make(NSURLErrorTimedOut, url: url, underlying: nil,
+                                             description: "The request timed out (the session's resource timeout).")
+            self?.handle { $0.machine.fail(error) }
+        }
+        state.withLock { $0.deadline = token }
+    }
+
+    /// Stops the deadline (the task is over).
+    func cancelDeadline() {
+        guard let token = state.withLock({ state -> Deadlines.Token? in
+            defer { state.deadline = nil }
+            return state.deadline
+        }) else { return }
+        Deadlines.shared.cancel(token)
+    }
+}

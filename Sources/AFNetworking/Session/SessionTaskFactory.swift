@@ -1,0 +1,127 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Builds the tasks of a manager's session: its own factories and the
+/// session object's. Every task is registered with the session (unless it
+/// was invalidated), starts suspended, and reports to the manager.
+struct SessionTaskFactory {
+    /// nil when the session outlived its manager: tasks then complete with
+    /// NSURLErrorCancelled when resumed.
+    let manager: URLSessionManager?
+    let session: ManagedSession
+
+    enum UploadSource {
+        case file(URL)
+        case data(Data)
+        case stream
+    }
+
+    enum DownloadSource {
+        case request(URLRequest)
+        case resumeData(Data)
+    }
+
+    typealias ProgressBlock = @Sendable (Progress) -> Void
+
+    func makeDataTask(_ request: URLRequest, completion: SessionTaskCompletion,
+                      uploadProgress: ProgressBlock? = nil, downloadProgress: ProgressBlock? = nil) -> URLSessionDataTask {
+        // First, so it becomes a child of the caller's current progress.
+        let progress = TaskProgress(reported: .download, uploadBlock: uploadProgress, downloadBlock: downloadProgress)
+        let prepared = session.settings.applied(to: request)
+        return make(.data, request: prepared, completion: completion, progress: progress, destination: nil,
+                    expectedToSend: Self.bodyLength(of: prepared)) { SessionDataTask(driver: $0, identifier: $1) }
+    }
+
+    func makeUploadTask(_ request: URLRequest, body: UploadSource, completion: SessionTaskCompletion,
+                        progress block: ProgressBlock? = nil) -> URLSessionUploadTask {
+        let progress = TaskProgress(reported: .upload, uploadBlock: block, downloadBlock: nil)
+        var prepared = session.settings.applied(to: request)
+        let kind: SessionTaskKind.UploadBody
+        var expected: Int64
+        switch body {
+        case .file(let file):
+            kind = .file(file)
+            prepared.httpBody = nil
+            // The stream marks that the request carries the file: a redirect
+            // that turns it into a GET drops it, a 307/308 keeps it (and each
+            // hop then reads the file again).
+            prepared.httpBodyStream = InputStream(url: file) ?? InputStream(data: Data())
+            let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value
+            expected = size ?? -1
+            if let size, prepared.value(forHTTPHeaderField: "Content-Length") == nil {
+                prepared.setValue(String(size), forHTTPHeaderField: "Content-Length")
+            }
+        case .data(let data):
+            kind = .data
+            prepared.httpBodyStream = nil
+            prepared.httpBody = data
+            expected = Int64(data.count)
+        case .stream:
+            kind = .stream
+            expected = Self.bodyLength(of: prepared)
+        }
+        return make(.upload(kind), request: prepared, completion: completion, progress: progress, destination: nil,
+                    expectedToSend: expected) { SessionUploadTask(driver: $0, identifier: $1) }
+    }
+
+    func makeDownloadTask(_ source: DownloadSource, destination: (@Sendable (URL, URLResponse) -> URL)?,
+                          completion: SessionTaskCompletion, progress block: ProgressBlock? = nil) -> URLSessionDownloadTask {
+        let progress = TaskProgress(reported: .download, uploadBlock: nil, downloadBlock: block)
+        let kind: SessionTaskKind.DownloadStart
+        let request: URLRequest
+        switch source {
+        case .request(let given):
+            kind = .fresh
+            request = session.settings.applied(to: given)
+        case .resumeData(let data):
+            if let resume = DownloadResumeData.decode(data), let resumed = resume.request {
+                kind = .resuming(resume)
+                request = session.settings.applied(to: resumed)
+            } else {
+                // Nothing names a URL: the task fails when resumed, sending nothing.
+                let url = URL(string: "about:blank")!
+                kind = .unusable(DownloadResumeData.unusableError(url: nil, reason: "it was not made by this library or is damaged"))
+                request = URLRequest(url: url)
+            }
+        }
+        return make(.download(kind), request: request, completion: completion, progress: progress, destination: destination,
+                    expectedToSend: 0) { SessionDownloadTask(driver: $0, identifier: $1) }
+    }
+
+    private func make<Task: URLSessionTask & ManagedSessionTask>(
+        _ kind: SessionTaskKind, request: URLRequest, completion: SessionTaskCompletion, progress: TaskProgress,
+        destination: (@Sendable (URL, URLResponse) -> URL)?, expectedToSend: Int64,
+        build: (SessionTaskDriver, Int) -> Task
+    ) -> Task {
+        let identifier = TaskIdentifiers.next()
+        // The policy as it is now: later changes to the manager's object do not reach this task.
+        let policy = manager?.securityPolicy
+        let snapshot = policy.flatMap { $0.isStandardVerification ? nil : $0.copy() as? SecurityPolicy }
+        let context = SessionTaskDriver.Context(manager: manager, session: session, events: session.events, securityPolicy: snapshot,
+                                                skipsUnobservedCalls: manager?.ownsDelegateMethods ?? true)
+        var made: Task?
+        session.register(identifier: identifier, accepting: manager != nil) { admitted in
+            let driver = SessionTaskDriver(kind: kind, request: request, context: context, completion: completion, progress: progress,
+                                           destination: destination, identifier: identifier, bytesExpectedToSend: expectedToSend,
+                                           admitted: admitted)
+            let task = build(driver, identifier)
+            progress.connect(to: driver)
+            // The session keeps a registered task alive; one it did not take
+            // lives as long as its caller keeps it (until resumed).
+            driver.state.withLock { $0.task = admitted ? .strong(task) : .weak(.init(task)) }
+            made = task
+            return driver
+        }
+        return made!
+    }
+
+    /// The body length a request announces: its data, else its Content-Length, else unknown.
+    private static func bodyLength(of request: URLRequest) -> Int64 {
+        if let body = request.httpBody { return Int64(body.count) }
+        if let length = request.value(forHTTPHeaderField: "Content-Length").flatMap({ Int64($0) }) { return length }
+        return request.httpBodyStream == nil ? 0 : -1
+    }
+}

@@ -1,0 +1,141 @@
+import AFNetworking
+import ArgumentParser
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `afn download`: one download through the session layer (`URLSessionManager`).
+/// Ctrl-C or SIGTERM cancels it producing resume data, saved next to the
+/// output as `<output>.afnresume`; the next run with the same output continues
+/// from there (a Range request validated by If-Range).
+struct Download: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Download a URL to a file; an interrupted download continues on the next run.",
+        discussion: "Ctrl-C saves resume data in <output>.afnresume. Exit status: 0 done, 1 failed, 130 interrupted (resume data saved)."
+    )
+
+    @Argument(help: "The URL to download.") var url: String
+    @Option(name: .shortAndLong, help: "Where to store the file (replaced when the download completes).") var output: String
+    @Option(help: "Idle timeout in seconds.") var timeout: Double = 60
+
+    func validate() throws {
+        guard let target = URL(string: url), let scheme = target.scheme, ["http", "https"].contains(scheme.lowercased()) else {
+            throw ValidationError("not an http(s) URL: \(url)")
+        }
+    }
+
+    func run() throws {
+        let destination = URL(fileURLWithPath: output)
+        let resumeFile = URL(fileURLWithPath: output + ".afnresume")
+        let configuration = URLSessionConfiguration.default
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.urlCache = nil
+        let manager = URLSessionManager(sessionConfiguration: configuration)
+        manager.completionQueue = callbackQueue
+        let target = URL(string: url)!
+        let bar = ProgressBar(label: target.lastPathComponent.isEmpty ? target.host ?? "download" : target.lastPathComponent)
+        manager.setDownloadTaskDidResumeBlock { _, _, offset, expected in bar.start(at: offset, of: expected) }
+
+        var outcome = DownloadRun(manager: manager, bar: bar, destination: destination).start(resumeData: try? Data(contentsOf: resumeFile),
+                                                                                              request: URLRequest(url: target))
+        if let error = outcome.error as NSError?, error.domain == NSURLErrorDomain, error.code == NSURLErrorCannotDecodeRawData {
+            // Resume data from another version, or its partial file is gone: start over.
+            FileHandle.standardError.write(Data("afn: cannot continue the earlier download (\(error.localizedDescription)); starting over\n".utf8))
+            try? FileManager.default.removeItem(at: resumeFile)
+            outcome = DownloadRun(manager: manager, bar: bar, destination: destination).start(resumeData: nil, request: URLRequest(url: target))
+        }
+        bar.finish()
+        manager.invalidateSessionCancelingTasks(true)
+        if let resumeData = outcome.resumeData {
+            try resumeData.write(to: resumeFile, options: .atomic)
+        } else if outcome.error == nil {
+            try? FileManager.default.removeItem(at: resumeFile)
+        }
+        if outcome.interrupted {
+            FileHandle.standardError.write(Data("afn: interrupted; run the same command again to continue\n".utf8))
+            throw ExitCode(130)
+        }
+        if let error = outcome.error {
+            let hint = outcome.resumeData == nil ? "" : " (resume data saved; run again to continue)"
+            FileHandle.standardError.write(Data("afn: \(error.localizedDescription)\(hint)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// One attempt: a download task, the signals that interrupt it, and its result.
+private struct DownloadRun {
+    struct Outcome: Sendable {
+        var error: Error?
+        var resumeData: Data?
+        var interrupted = false
+    }
+
+    let manager: URLSessionManager
+    let bar: ProgressBar
+    let destination: URL
+
+    func start(resumeData: Data?, request: URLRequest) -> Outcome {
+        let result = LockedBox(Outcome())
+        let done = DispatchSemaphore(value: 0)
+        let destination = self.destination
+        let bar = self.bar
+        let progress: @Sendable (Progress) -> Void = { bar.update($0.completedUnitCount, of: $0.totalUnitCount) }
+        let moveTo: @Sendable (URL, URLResponse) -> URL = { _, _ in
+            // The finished file replaces an older one.
+            try? FileManager.default.removeItem(at: destination)
+            return destination
+        }
+        let completion: @Sendable (URLResponse, URL?, Error?) -> Void = { _, _, error in
+            result.update { outcome in
+                outcome.error = error
+                if outcome.resumeData == nil {
+                    outcome.resumeData = (error as NSError?)?.userInfo[URLSessionDownloadTaskResumeData] as? Data
+                }
+            }
+            done.signal()
+        }
+        let task = resumeData.map {
+            manager.downloadTask(withResumeData: $0, progress: progress, destination: moveTo, completionHandler: completion)
+        } ?? manager.downloadTask(with: request, progress: progress, destination: moveTo, completionHandler: completion)
+
+        // Ctrl-C / SIGTERM: cancel, keeping what arrived as resume data.
+        var sources: [DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: callbackQueue)
+            source.setEventHandler {
+                result.update { $0.interrupted = true }
+                task.cancel(byProducingResumeData: { data in result.update { $0.resumeData = data } })
+            }
+            source.resume()
+            sources.append(source)
+        }
+        task.resume()
+        done.wait()
+        for source in sources { source.cancel() }
+        return result.value
+    }
+}
+
+/// A value shared between the signal handler, the completion and the main thread.
+private final class LockedBox<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+
+    func update(_ change: (inout Value) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        change(&stored)
+    }
+}

@@ -1,0 +1,89 @@
+@testable import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// `afn download`, the real binary against nginx: interrupted with SIGINT
+/// mid-body it saves resume data; the next run continues with a ranged
+/// request and the file is byte-identical.
+final class AFNDownloadCommandTests: XCTestCase {
+    private func afn() throws -> URL {
+        let bundle = Bundle(for: Self.self).bundleURL
+        let candidates = [bundle.appendingPathComponent("afn"), bundle.deletingLastPathComponent().appendingPathComponent("afn")]
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw XCTSkip("the afn executable is not built next to the tests; run `swift build` first")
+        }
+        return found
+    }
+
+    private func run(_ arguments: [String], interruptWhen condition: (() -> Bool)? = nil, timeout: TimeInterval = 60) throws -> Int32 {
+        let process = Process()
+        process.executableURL = try afn()
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        var interrupted = false
+        while process.isRunning && Date() < deadline {
+            if !interrupted, let condition, condition() {
+                kill(process.processIdentifier, SIGINT)
+                interrupted = true
+            }
+            usleep(20_000)
+        }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    func testAnInterruptedDownloadContinuesOnTheNextRunByteExact() throws {
+        let nginx = try SharedServers.nginx()
+        let source = nginx.directory.appendingPathComponent("www/4m.bin")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
+        let resumeFile = URL(fileURLWithPath: output.path + ".afnresume")
+        addTeardownBlock {
+            try? FileManager.default.removeItem(at: output)
+            try? FileManager.default.removeItem(at: resumeFile)
+        }
+        let marker = UUID().uuidString
+        let url = "\(nginx.httpURL.absoluteString)/slow/4m.bin?run=\(marker)"
+        // Interrupted once nginx has started sending (it logs the request only at the end, so wait a little).
+        let started = Date()
+        let first = try run(["download", url, "-o", output.path], interruptWhen: { Date().timeIntervalSince(started) > 1.5 })
+        XCTAssertEqual(first, 130, "interrupted")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: resumeFile.path), "resume data saved")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output.path), "nothing at the output until complete")
+
+        let second = try run(["download", url, "-o", output.path])
+        XCTAssertEqual(second, 0)
+        XCTAssertEqual(try Data(contentsOf: output), try Data(contentsOf: source))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: resumeFile.path), "resume data removed once done")
+        XCTAssertTrue(nginx.logShows("\"GET /slow/4m.bin?run=\(marker) HTTP/1.1\" 206"), "the second run asked for the rest only")
+    }
+
+    func testDamagedResumeDataStartsOver() throws {
+        let nginx = try SharedServers.nginx()
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
+        let resumeFile = URL(fileURLWithPath: output.path + ".afnresume")
+        addTeardownBlock {
+            try? FileManager.default.removeItem(at: output)
+            try? FileManager.default.removeItem(at: resumeFile)
+        }
+        try Data("not resume data".utf8).write(to: resumeFile)
+        XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("1k.bin").absoluteString, "-o", output.path]), 0)
+        XCTAssertEqual(try Data(contentsOf: output).count, 1024)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: resumeFile.path))
+    }
+
+    func testAFailedDownloadExitsWithOne() throws {
+        let nginx = try SharedServers.nginx()
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
+        addTeardownBlock { try? FileManager.default.removeItem(at: output) }
+        // nginx answers 500 under /status/: the serializer's status check fails the download.
+        XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("status/x").absoluteString, "-o", output.path]), 1)
+        XCTAssertEqual(try run(["download", "ftp://example.invalid/x", "-o", output.path]), 64, "a usage error")
+    }
+}
