@@ -4,7 +4,7 @@ SHELL := /bin/bash
 # CI builds the package with every warning an error.
 STRICT ?= -Xswiftc -warnings-as-errors
 
-.PHONY: deps demo test stress bench fuzz clean
+.PHONY: deps demo test stress bench fuzz docs clean
 
 deps:
 	@scripts/install-deps.sh
@@ -14,19 +14,26 @@ demo: deps
 	$(SWIFT) build -c release --product afn
 	scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/afn"
 
-## Builds and runs every test (real servers over loopback), the stress tests under
-## ThreadSanitizer, and each fuzz target for a bounded time.
+## Builds and runs every test (real servers over loopback; the README's Swift
+## snippets are type-checked by one of them), builds the DocC catalog with its
+## warnings as errors, runs the stress tests under ThreadSanitizer, and each
+## fuzz target for a bounded time.
 test: deps
 	$(SWIFT) build --build-tests $(STRICT)
 	$(SWIFT) test --skip-build
+	$(MAKE) docs
 	$(MAKE) stress
 	$(MAKE) fuzz FUZZ_SECONDS=10
+
+## The DocC documentation (Sources/AFNetworking/AFNetworking.docc), warnings as errors.
+docs: deps
+	$(SWIFT) package generate-documentation --target AFNetworking --warnings-as-errors
 
 ## The concurrency suites under ThreadSanitizer: 2,000 operations with a third
 ## cancelled from other threads, pause/resume/cancel storms (also during
 ## redirects and challenges), the races, back-pressure and the fault cases;
 ## the session layer's 1,000-task resume/suspend/cancel storm and its suites.
-STRESS_SUITES = StressTests|PauseStressTests|RaceTests|OffNetworkThreadTests|TransportFaultTests|QueueBehaviourTests|LifecycleTests|RedirectTests|ResumeTests|ErrorMappingTests|CachingTests|AuthenticationCookieTests|SessionStormTests|URLSessionManagerTests|URLSessionManagerDelegateTests|SessionDownloadTests|SessionUploadTests|SessionSuspensionTests
+STRESS_SUITES = StressTests|PauseStressTests|RaceTests|OffNetworkThreadTests|TransportFaultTests|QueueBehaviourTests|LifecycleTests|RedirectTests|ResumeTests|ErrorMappingTests|CachingTests|AuthenticationCookieTests|SessionStormTests|URLSessionManagerTests|URLSessionManagerDelegateTests|SessionDownloadTests|SessionUploadTests|SessionSuspensionTests|AsyncAwaitTests|RetryPolicyTests|DeadlineTests
 stress: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
 	TSAN_OPTIONS="halt_on_error=1" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(STRESS_SUITES)'

@@ -33,6 +33,11 @@ CURLcode cafcurl_easy_setopt_pointer(CURL *handle, CURLoption option, void *valu
     return curl_easy_setopt(handle, option, value);
 }
 
+CURLcode cafcurl_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length) {
+    struct curl_blob blob = { (void *)data, length, CURL_BLOB_COPY };
+    return curl_easy_setopt(handle, option, &blob);
+}
+
 CURLcode cafcurl_easy_setopt_write_function(CURL *handle, CURLoption option,
                                             size_t (*function)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(handle, option, function);

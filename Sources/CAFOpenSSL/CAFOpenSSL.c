@@ -1,6 +1,7 @@
 #include "CAFOpenSSL.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +12,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
 
 /* Every function below that may fail brackets its work with ERR_set_mark /
  * ERR_pop_to_mark: these helpers can run inside a TLS handshake, and stray
@@ -299,4 +302,106 @@ void cafssl_store_ctx_reject(struct x509_store_ctx_st *store_ctx) {
 const char *cafssl_store_ctx_server_name(struct x509_store_ctx_st *store_ctx) {
     SSL *ssl = X509_STORE_CTX_get_ex_data(store_ctx, SSL_get_ex_data_X509_STORE_CTX_idx());
     return ssl == NULL ? NULL : SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+}
+
+/* ---- Client certificates ---- */
+
+static void cafssl_message(char *message, size_t capacity, const char *prefix) {
+    if (message == NULL || capacity == 0) return;
+    unsigned long code = ERR_peek_last_error();
+    char reason[256] = "";
+    if (code != 0) ERR_error_string_n(code, reason, sizeof reason);
+    snprintf(message, capacity, "%s%s%s", prefix, reason[0] ? ": " : "", reason);
+}
+
+/* Why: a chain with a damaged intermediate would otherwise pass the check
+ * and only fail in the handshake, as "the server did not accept". Reads the
+ * certificates after the leaf until the data ends; 1 when all of them parse. */
+static int cafssl_rest_of_chain_parses(BIO *chain_bio) {
+    for (;;) {
+        X509 *next = PEM_read_bio_X509(chain_bio, NULL, NULL, NULL);
+        if (next == NULL) {
+            unsigned long code = ERR_peek_last_error();
+            return ERR_GET_LIB(code) == ERR_LIB_PEM && ERR_GET_REASON(code) == PEM_R_NO_START_LINE;
+        }
+        X509_free(next);
+    }
+}
+
+static int cafssl_password(char *buffer, int size, int rwflag, void *userdata) {
+    (void)rwflag;
+    const char *passphrase = userdata;
+    if (passphrase == NULL || size <= 0) return 0;
+    size_t length = strlen(passphrase);
+    if (length > (size_t)size) length = (size_t)size;
+    memcpy(buffer, passphrase, length);
+    return (int)length;
+}
+
+int cafssl_check_pem_identity(const uint8_t *chain, size_t chain_length, const uint8_t *key, size_t key_length,
+                              const char *passphrase, char *message, size_t capacity) {
+    cafssl_init();
+    ERR_set_mark();
+    int usable = 0;
+    X509 *leaf = NULL;
+    EVP_PKEY *private_key = NULL;
+    BIO *chain_bio = NULL, *key_bio = NULL;
+    if (chain_length > INT_MAX || key_length > INT_MAX) {
+        cafssl_message(message, capacity, "the certificate or key is too large");
+        goto done;
+    }
+    chain_bio = BIO_new_mem_buf(chain, (int)chain_length);
+    leaf = chain_bio ? PEM_read_bio_X509(chain_bio, NULL, NULL, NULL) : NULL;
+    if (leaf == NULL) {
+        cafssl_message(message, capacity, "the certificate is not a PEM certificate");
+        goto done;
+    }
+    if (!cafssl_rest_of_chain_parses(chain_bio)) {
+        cafssl_message(message, capacity, "a certificate after the first one in the chain is damaged");
+        goto done;
+    }
+    key_bio = BIO_new_mem_buf(key, (int)key_length);
+    private_key = key_bio ? PEM_read_bio_PrivateKey(key_bio, NULL, cafssl_password, (void *)passphrase) : NULL;
+    if (private_key == NULL) {
+        cafssl_message(message, capacity, "the private key is not a PEM private key, or the passphrase is wrong");
+        goto done;
+    }
+    if (X509_check_private_key(leaf, private_key) != 1) {
+        cafssl_message(message, capacity, "the private key does not belong to the certificate");
+        goto done;
+    }
+    usable = 1;
+done:
+    EVP_PKEY_free(private_key);
+    X509_free(leaf);
+    BIO_free(key_bio);
+    BIO_free(chain_bio);
+    ERR_pop_to_mark();
+    return usable;
+}
+
+int cafssl_check_pkcs12_identity(const uint8_t *bundle, size_t length, const char *passphrase,
+                                 char *message, size_t capacity) {
+    cafssl_init();
+    ERR_set_mark();
+    const unsigned char *cursor = bundle;
+    PKCS12 *p12 = length <= LONG_MAX ? d2i_PKCS12(NULL, &cursor, (long)length) : NULL;
+    if (p12 == NULL) {
+        cafssl_message(message, capacity, "the data is not a PKCS#12 bundle");
+        ERR_pop_to_mark();
+        return 0;
+    }
+    EVP_PKEY *private_key = NULL;
+    X509 *leaf = NULL;
+    STACK_OF(X509) *extra = NULL;
+    int parsed = PKCS12_parse(p12, passphrase ? passphrase : "", &private_key, &leaf, &extra);
+    PKCS12_free(p12);
+    int usable = parsed == 1 && private_key != NULL && leaf != NULL && X509_check_private_key(leaf, private_key) == 1;
+    if (!usable) cafssl_message(message, capacity, parsed == 1 ? "the PKCS#12 bundle has no matching certificate and key"
+                                                               : "the PKCS#12 bundle cannot be opened (wrong passphrase?)");
+    EVP_PKEY_free(private_key);
+    X509_free(leaf);
+    sk_X509_pop_free(extra, X509_free);
+    ERR_pop_to_mark();
+    return usable ? 1 : 0;
 }

@@ -12,38 +12,51 @@ import FoundationNetworking
 struct Download: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Download a URL to a file; an interrupted download continues on the next run.",
-        discussion: "Ctrl-C saves resume data in <output>.afnresume. Exit status: 0 done, 1 failed, 130 interrupted (resume data saved)."
+        discussion: """
+            Ctrl-C saves resume data in <output>.afnresume; the progress bar of the next run starts where it stopped. \
+            Exit status: 0 done, 130 interrupted (resume data saved), 1 for an HTTP error status or another failure, \
+            otherwise the transport error's status as listed by 'afn --help' (6, 7, 28, 35, 56, 58, 60, ...).
+            """
     )
 
     @Argument(help: "The URL to download.") var url: String
     @Option(name: .shortAndLong, help: "Where to store the file (replaced when the download completes).") var output: String
-    @Option(help: "Idle timeout in seconds.") var timeout: Double = 60
+    @OptionGroup(title: "Request") var options: RequestOptions
+    @OptionGroup(title: "TLS") var tls: TLSOptions
 
     func validate() throws {
-        guard let target = URL(string: url), let scheme = target.scheme, ["http", "https"].contains(scheme.lowercased()) else {
-            throw ValidationError("not an http(s) URL: \(url)")
-        }
+        try RequestOptions.validateURL(url)
     }
 
     func run() throws {
+        try exiting { try download() }
+    }
+
+    private func download() throws -> Int32 {
         let destination = URL(fileURLWithPath: output)
         let resumeFile = URL(fileURLWithPath: output + ".afnresume")
         let configuration = URLSessionConfiguration.default
-        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForRequest = options.timeout
+        if let maxTime = options.maxTime { configuration.timeoutIntervalForResource = maxTime }
         configuration.urlCache = nil
         let manager = URLSessionManager(sessionConfiguration: configuration)
         manager.completionQueue = callbackQueue
+        manager.securityPolicy = try tls.securityPolicy()
+        manager.clientCertificate = try tls.clientCertificate()
+        manager.retryPolicy = options.retryPolicy
         let target = URL(string: url)!
+        var request = URLRequest(url: target)
+        options.apply(to: &request)
         let bar = ProgressBar(label: target.lastPathComponent.isEmpty ? target.host ?? "download" : target.lastPathComponent)
         manager.setDownloadTaskDidResumeBlock { _, _, offset, expected in bar.start(at: offset, of: expected) }
 
         var outcome = DownloadRun(manager: manager, bar: bar, destination: destination).start(resumeData: try? Data(contentsOf: resumeFile),
-                                                                                              request: URLRequest(url: target))
+                                                                                              request: request)
         if let error = outcome.error as NSError?, error.domain == NSURLErrorDomain, error.code == NSURLErrorCannotDecodeRawData {
             // Resume data from another version, or its partial file is gone: start over.
-            FileHandle.standardError.write(Data("afn: cannot continue the earlier download (\(error.localizedDescription)); starting over\n".utf8))
+            Console.error("cannot continue the earlier download (\(error.localizedDescription)); starting over")
             try? FileManager.default.removeItem(at: resumeFile)
-            outcome = DownloadRun(manager: manager, bar: bar, destination: destination).start(resumeData: nil, request: URLRequest(url: target))
+            outcome = DownloadRun(manager: manager, bar: bar, destination: destination).start(resumeData: nil, request: request)
         }
         bar.finish()
         manager.invalidateSessionCancelingTasks(true)
@@ -53,14 +66,16 @@ struct Download: ParsableCommand {
             try? FileManager.default.removeItem(at: resumeFile)
         }
         if outcome.interrupted {
-            FileHandle.standardError.write(Data("afn: interrupted; run the same command again to continue\n".utf8))
-            throw ExitCode(130)
+            Console.error("interrupted; run the same command again to continue")
+            return ExitStatus.interrupted
         }
         if let error = outcome.error {
             let hint = outcome.resumeData == nil ? "" : " (resume data saved; run again to continue)"
-            FileHandle.standardError.write(Data("afn: \(error.localizedDescription)\(hint)\n".utf8))
-            throw ExitCode(1)
+            Console.error("\(ResponsePrinter.describe(error))\(hint)")
+            // An HTTP error status fails the serializer's validation: status 1, as before.
+            return ExitStatus.status(for: error)
         }
+        return ExitStatus.success
     }
 }
 
@@ -116,26 +131,5 @@ private struct DownloadRun {
         done.wait()
         for source in sources { source.cancel() }
         return result.value
-    }
-}
-
-/// A value shared between the signal handler, the completion and the main thread.
-private final class LockedBox<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `value` is only touched under `lock`.
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
-
-    func update(_ change: (inout Value) -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        change(&stored)
     }
 }

@@ -10,6 +10,8 @@ final class ProgressBar: @unchecked Sendable {
     /// starts there, and the rate counts only what arrives now.
     private var baseline: Int64 = 0
     private var startedAt = Date()
+    /// Whether the baseline is known (set by `start(at:of:)` or the first `update(_:of:read:)`).
+    private var started = false
     private let lock = NSLock()
 
     init(label: String) { self.label = label }
@@ -21,7 +23,23 @@ final class ProgressBar: @unchecked Sendable {
         lastTotal = offset
         lastExpected = expected
         startedAt = Date()
+        started = true
         draw()
+    }
+
+    /// Progress of an operation whose counts are absolute (a resumed one
+    /// reports from the entity's first byte): the first report fixes where
+    /// this run started, `total - bytes`, so the bar starts there and the
+    /// rate counts only what this run received.
+    func update(_ total: Int64, of expected: Int64, read bytes: Int) {
+        lock.lock()
+        if !started {
+            started = true
+            baseline = max(0, total - Int64(bytes))
+            startedAt = Date()
+        }
+        lock.unlock()
+        update(total, of: expected)
     }
 
     func update(_ total: Int64, of expected: Int64) {

@@ -13,6 +13,13 @@ enum BodyStreams {
         return copyable.copy(with: nil) as? InputStream
     }
 
+    /// Whether `request`'s body can be sent a second time (a retry): no
+    /// stream, or one that copies itself.
+    static func canResend(_ request: URLRequest) -> Bool {
+        guard let stream = request.httpBodyStream else { return true }
+        return stream is NSCopying
+    }
+
     /// `request` with `fresh` as its body stream, or the error that fails the
     /// hop when there is none.
     static func resending(_ request: URLRequest, fresh: InputStream?) -> Result<URLRequest, NSError> {

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Logging
 
 /// What belongs to one request's lifecycle, behind one lock: the machine,
 /// the transfer of its current hop, and the writer of a stream output.
@@ -14,6 +15,14 @@ struct TransferCore {
     var writer: ResponseBodyWriter?
     /// A challenge object handed out and the machine's token for it.
     var challenge: (challenge: URLAuthenticationChallenge, token: UInt64)?
+    /// What curl measured for the last hop that ended.
+    var timings: TransferTimings?
+    /// Counts the machine's phase changes, so effects applied after unlocking
+    /// (a deadline's clock) can tell a late, older change from a newer one.
+    var phaseChanges: UInt64 = 0
+    /// The timer of a retry being waited for, with the machine's token for it:
+    /// cancelled as soon as the machine stops waiting (cancel, pause, fail).
+    var retryTimer: (token: UInt64, timer: Deadlines.Token)?
 
     init(machine: TransferStateMachine) { self.machine = machine }
 }
@@ -22,6 +31,8 @@ struct TransferCore {
 struct PhaseChange {
     let before: TransferStateMachine.Phase
     let after: TransferStateMachine.Phase
+    /// The change's place in the machine's order (see `TransferCore.phaseChanges`).
+    var sequence: UInt64 = 0
 }
 
 /// What a hop about to start needs from its adapter's settings.
@@ -45,6 +56,8 @@ struct TransferEnvironment {
     var idleTimeout: TimeInterval?
     /// At most this many transfers at once per host (nil: no limit).
     var hostLimit: HostLimit?
+    /// Presented in TLS handshakes (mutual TLS).
+    var clientCertificate: ClientCertificate?
 }
 
 /// A request's adapter: an `Operation` (`URLConnectionOperation`) or a
@@ -89,6 +102,8 @@ protocol TransferAdapter: AnyObject, Sendable {
     /// is cancelled (true by default: a cancel ends quickly). A download keeps
     /// them: they are part of the file its resume data continues.
     var dropsQueuedBodyOnCancel: Bool { get }
+    /// Where this request's activity is logged (nil: nowhere).
+    var activityLogger: Logger? { get }
     /// The output is final; the adapter calls `outputFinished(_:)` when it
     /// is ready for completion work (at once by default; a session task on
     /// its delegate queue, so its `state` shows `.canceling` until then).
@@ -109,9 +124,14 @@ extension TransferAdapter {
     /// action it returned and announces any phase change, after unlocking.
     @discardableResult
     func handle(_ event: (inout TransferCore) -> TransferStateMachine.Action) -> PhaseChange {
-        let (action, change, target) = core.withLock { core -> (TransferStateMachine.Action, PhaseChange, Transfer?) in
+        let (action, change, target, staleTimer) = core.withLock { core -> (TransferStateMachine.Action, PhaseChange, Transfer?, Deadlines.Token?) in
             let before = core.machine.phase
             let action = event(&core)
+            var staleTimer: Deadlines.Token?
+            if let retry = core.retryTimer, !core.machine.isWaitingToRetry(token: retry.token) {
+                staleTimer = retry.timer
+                core.retryTimer = nil
+            }
             // The registry keeps the transfer of the current hop only.
             var target: Transfer?
             switch action {
@@ -125,8 +145,10 @@ extension TransferAdapter {
             default:
                 if let transfer = core.transfer, !core.machine.isCurrent(transfer.tag) { core.transfer = nil }
             }
-            return (action, PhaseChange(before: before, after: core.machine.phase), target)
+            if core.machine.phase != before { core.phaseChanges &+= 1 }
+            return (action, PhaseChange(before: before, after: core.machine.phase, sequence: core.phaseChanges), target, staleTimer)
         }
+        if let staleTimer { Deadlines.shared.cancel(staleTimer) }
         if change.before != change.after { announce(change) }
         switch action {
         case .abort, .abortAndDeliver:
@@ -150,10 +172,36 @@ extension TransferAdapter {
         case .abortAndDeliver(_, let outcome), .deliver(let outcome):
             finishOutput(outcome)
         case .askRedirect(let question):
+            RequestLog.redirect(question, to: activityLogger)
             askRedirect(question)
         case .askChallenge(let question):
+            RequestLog.challenge(question, to: activityLogger)
             askChallenge(question)
+        case .scheduleRetry(let wait):
+            scheduleRetry(wait)
         }
+    }
+
+    /// Waits before sending the request again: the server's Retry-After, or
+    /// the policy's backoff with jitter. The timer holds the adapter weakly and
+    /// is cancelled when the request stops waiting (see `handle`); one that
+    /// fires anyway finds a stale token, which the machine ignores.
+    func scheduleRetry(_ wait: TransferStateMachine.RetryWait) {
+        let policy = core.withLock { core -> RetryPolicy? in
+            if case .waitingToRetry(let journey, _) = core.machine.state { return journey.retry?.policy }
+            return nil
+        }
+        let delay = wait.retryAfter ?? (policy?.jittered(wait.backoff) ?? wait.backoff)
+        let timer = Deadlines.shared.add(at: .now() + delay) { [weak self] in
+            self?.handle { $0.machine.retryDue(token: wait.token) }
+        }
+        let kept = core.withLock { core -> Bool in
+            guard core.machine.isWaitingToRetry(token: wait.token) else { return false }
+            core.retryTimer = (wait.token, timer)
+            return true
+        }
+        // The wait already ended (cancelled while the timer was being set).
+        if !kept { Deadlines.shared.cancel(timer) }
     }
 
     /// The output stream refused bytes: the request fails with that error.
@@ -197,6 +245,7 @@ extension TransferAdapter {
     private func submitTransfer(_ hop: TransferStateMachine.HopStart, request: URLRequest, environment: TransferEnvironment) {
         NetworkThread.assertNotCurrent()
         let sent = environment.sendsCookies ? CookieHandling.addingCookies(to: request, from: environment.cookieStorage) : request
+        RequestLog.sending(sent, hop: hop.tag, to: activityLogger)
         var options = TransferOptions(request: sent)
         options.tag = hop.tag
         options.credentials = hop.credentials
@@ -204,6 +253,7 @@ extension TransferAdapter {
         options.tls = environment.securityPolicy?.transferVerification ?? TLSVerification()
         if let idle = environment.idleTimeout { options.idleTimeout = min(options.idleTimeout, idle) }
         options.hostLimit = environment.hostLimit
+        options.clientIdentity = environment.clientCertificate?.identity
         let writer = core.withLock { $0.writer }
         let transfer: Transfer
         do {
@@ -315,7 +365,13 @@ extension TransferAdapter {
     /// The output is final: `response`, `error` and the body now hold their
     /// last values. Completion work follows.
     func outputFinished(_ outcome: TransferStateMachine.Outcome) {
-        core.withLock { $0.machine.outputFinished(outcome) }
+        let timings = core.withLock { core -> TransferTimings? in
+            core.machine.outputFinished(outcome)
+            return core.timings
+        }
+        if let logger = activityLogger {
+            RequestLog.finished(outcome, metrics: timings.map { TransferMetrics($0, redirects: outcome.redirects) }, to: logger)
+        }
         runCompletion(outcome)
     }
 }
@@ -417,14 +473,17 @@ final class TransferSink<Adapter: TransferAdapter>: TransferDelegate {
     func transfer(_ transfer: Transfer, didCompleteWithResponse response: ReceivedResponse?, error: NSError?) {
         let tag = transfer.tag
         let adapter = self.adapter
+        let timings = transfer.timings
+        let completed: @Sendable (inout TransferCore) -> TransferStateMachine.Action = { core in
+            if core.machine.isCurrent(tag) { core.timings = timings }
+            return core.machine.transferCompleted(tag, response: response, error: error)
+        }
         guard let writer = self.writer else {
-            adapter.handle { $0.machine.transferCompleted(tag, response: response, error: error) }
+            adapter.handle(completed)
             return
         }
         // After every byte of this transfer is in the stream.
-        writer.perform {
-            adapter.handle { $0.machine.transferCompleted(tag, response: response, error: error) }
-        }
+        writer.perform { adapter.handle(completed) }
     }
 }
 

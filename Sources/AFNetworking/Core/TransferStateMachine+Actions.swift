@@ -25,6 +25,17 @@ extension TransferStateMachine {
         /// Stop (true) or restart (false) the data flow of the transfer with
         /// this tag, keeping its connection (a session task's suspend/resume).
         case suspendTransfer(tag: UInt64, Bool)
+        /// Start the retry timer; report `retryDue(token:)` when it fires.
+        case scheduleRetry(RetryWait)
+    }
+
+    /// How long to wait before a retry.
+    struct RetryWait: Equatable {
+        let token: UInt64
+        /// The policy's exponential wait (the adapter adds the jitter).
+        let backoff: TimeInterval
+        /// The server's `Retry-After`, which is used as is when present.
+        let retryAfter: TimeInterval?
     }
 
     /// The request and credentials of a new hop, plus what the previous hop
@@ -82,6 +93,8 @@ extension TransferStateMachine {
         var entityBytes: Int64 = 0
         /// The entity's full length as announced (-1 when unknown).
         var expectedLength: Int64 = -1
+        /// Redirects followed on the way.
+        var redirects = 0
         /// The request of the last hop (cookies of the final response belong to its URL).
         var finalRequest: URLRequest?
         /// The journey's request (the cache key, the cache policy).
@@ -97,6 +110,7 @@ extension TransferStateMachine {
             memoryBody = journey?.output.memory
             entityBytes = journey?.output.entityBytes ?? 0
             expectedLength = journey?.output.expectedLength ?? -1
+            redirects = journey?.redirects ?? 0
             finalRequest = request
             originalRequest = journey?.request ?? request
         }
@@ -106,6 +120,7 @@ extension TransferStateMachine {
             memoryBody = journey.output.memory
             entityBytes = journey.output.entityBytes
             expectedLength = journey.output.expectedLength
+            redirects = journey.redirects
             finalRequest = request
             originalRequest = journey.request
         }

@@ -52,6 +52,11 @@ extension TransferStateMachine {
         var restartOutput = false
         if mayFollowUp(response, hop: hop) {
             hop.route = .held
+        } else if retryPlan(journey, hop: hop, status: response.statusCode) != nil,
+                  (RetryRules.retryAfter(in: response) ?? 0) <= (journey.retry?.policy.maximumDelay ?? 0) {
+            // Decided on the head, Retry-After included, so an answer that will
+            // not be retried goes to the output whole rather than held.
+            hop.route = .provisional
         } else if hop.revalidates && response.statusCode == 304 {
             hop.route = .discard
         } else if let offset = hop.resumeOffset {
@@ -110,7 +115,7 @@ extension TransferStateMachine {
         switch hop.route {
         case .discard:
             return .kept
-        case .held, .aside:
+        case .held, .aside, .provisional:
             let room = configuration.heldBodyLimit - hop.heldBody.count
             guard room > 0 else { return .kept }
             state = .modifying
@@ -155,11 +160,72 @@ extension TransferStateMachine {
             journey.output.memory = nil
             state = .paused(journey)
             return kept
+        case .waitingToRetry(var journey, let token):
+            guard let kept = journey.output.memory else { return nil }
+            journey.output.memory = nil
+            state = .waitingToRetry(journey, token: token)
+            return kept
         case .waiting, .pausedBeforeStart, .delivering, .completing, .finished:
             return nil
         case .modifying:
             preconditionFailure("divertOutput() while the state is being modified")
         }
+    }
+
+    // MARK: - Retry
+
+    /// The spent plan for one more attempt, when the policy allows retrying
+    /// `hop` (nil: deliver). `status` nil means a transport failure. A retry
+    /// sends the journey's first request again, so both it and the hop must
+    /// be idempotent (a POST answered 303 is never re-sent by a retry of the GET).
+    private func retryPlan(_ journey: Journey, hop: Hop, status: Int?, errorCode: Int? = nil) -> RetryPlan? {
+        guard var plan = journey.retry, plan.attempts < plan.policy.maximumAttempts, plan.bodyCanBeResent,
+              hop.resumeOffset == nil, !hop.revalidates,
+              RetryPolicy.idempotentMethods.contains((hop.request.httpMethod ?? "GET").uppercased()),
+              RetryPolicy.idempotentMethods.contains((journey.request.httpMethod ?? "GET").uppercased()) else { return nil }
+        if let status {
+            guard plan.policy.retryableStatusCodes.contains(status) else { return nil }
+        } else {
+            guard let errorCode, plan.policy.retryableErrorCodes.contains(errorCode) else { return nil }
+        }
+        plan.attempts += 1
+        return plan
+    }
+
+    /// A transport failure is retried only before the answer's head reached
+    /// the output (a session delegate may already have acted on it, and
+    /// bytes the caller received are never taken back).
+    private mutating func retryAfterFailure(_ journey: Journey, hop: Hop, error: NSError) -> Action? {
+        guard error.domain == NSURLErrorDomain, !(hop.route == .output && hop.response != nil),
+              let plan = retryPlan(journey, hop: hop, status: nil, errorCode: error.code) else { return nil }
+        return scheduleRetry(journey, plan: plan, retryAfter: nil)
+    }
+
+    /// Waits for the adapter's timer. (Nothing of the attempt is in the
+    /// output: its body was provisional, or it failed before any arrived.)
+    private mutating func scheduleRetry(_ journey: Journey, plan: RetryPlan, retryAfter: TimeInterval?) -> Action? {
+        if let retryAfter, retryAfter > plan.policy.maximumDelay { return nil }
+        var next = journey
+        next.retry = plan
+        next.redirects = 0
+        next.authenticationFailures = 0
+        let token = makeToken()
+        state = .waitingToRetry(next, token: token)
+        return .scheduleRetry(RetryWait(token: token, backoff: plan.policy.backoff(afterAttempts: plan.attempts - 1),
+                                        retryAfter: retryAfter))
+    }
+
+    /// Whether the machine waits for the retry timer named `token`.
+    func isWaitingToRetry(token: UInt64) -> Bool {
+        if case .waitingToRetry(_, let waiting) = state { return waiting == token }
+        return false
+    }
+
+    /// The adapter's timer for the retry with `token` fired: the journey's
+    /// request goes out again (a stale token changes nothing).
+    mutating func retryDue(token: UInt64) -> Action {
+        guard case .waitingToRetry(let journey, let waiting) = state, waiting == token else { return .none }
+        return startHop(journey, request: journey.request, credentials: nil, revalidates: false)
     }
 
     // MARK: - Completion
@@ -169,6 +235,7 @@ extension TransferStateMachine {
     mutating func transferCompleted(_ tag: UInt64, response: ReceivedResponse?, error: NSError?) -> Action {
         guard case .running(var journey, var hop) = state, hop.tag == tag else { return .none }
         if let error {
+            if let retry = retryAfterFailure(journey, hop: hop, error: error) { return retry }
             return deliver(Outcome(failure: error, response: response.map(ResponseValue.received), request: hop.request, journey: journey))
         }
         guard let response else {
@@ -193,6 +260,13 @@ extension TransferStateMachine {
         switch hop.route {
         case .held:
             return followUp(journey, hop: hop, response: response)
+        case .provisional:
+            if let plan = retryPlan(journey, hop: hop, status: response.statusCode),
+               let retry = scheduleRetry(journey, plan: plan, retryAfter: RetryRules.retryAfter(in: response)) {
+                return retry
+            }
+            // No retry after all: the answer and its body are the result.
+            return declineFollowUp(journey, hop: hop, response: response)
         case .discard:
             // A 416 confirming the whole entity is already here.
             let earlier = journey.output.responseBeforeResume ?? journey.lastResponse?.received

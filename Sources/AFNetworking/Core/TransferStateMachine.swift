@@ -41,6 +41,9 @@ struct TransferStateMachine {
         /// Not part of anything (a 304 confirming a cached entry, a 416 for a
         /// body that is already complete).
         case discard
+        /// An answer the retry policy may send again (a 503, a 429): its body
+        /// waits apart until that is decided.
+        case provisional
     }
 
     /// One request on the wire.
@@ -72,6 +75,17 @@ struct TransferStateMachine {
         var output: Output
         /// What `response` shows between hops.
         var lastResponse: ResponseValue?
+        /// The retry policy and the attempts made, when retries are wanted.
+        var retry: RetryPlan?
+    }
+
+    /// A journey's retries: the policy and what has been spent of it.
+    struct RetryPlan: Equatable {
+        let policy: RetryPolicy
+        /// Attempts made so far (the first one included).
+        var attempts = 1
+        /// Whether the request's body can be sent again (no stream, or one that copies itself).
+        let bodyCanBeResent: Bool
     }
 
     /// The body written so far, across pauses.
@@ -114,6 +128,8 @@ struct TransferStateMachine {
         case awaitingFollowUp(Journey, FollowUp)
         /// Paused after it ran: no transfer; `resume(with:)` continues the output.
         case paused(Journey)
+        /// A retry is scheduled; `retryDue(token:)` sends the request again.
+        case waitingToRetry(Journey, token: UInt64)
         /// The outcome is decided; the adapter finishes the output (closing a
         /// stream, moving a file), then reports `outputFinished`.
         case delivering(Outcome)
@@ -157,7 +173,7 @@ struct TransferStateMachine {
         switch state {
         case .waiting: return .ready
         case .pausedBeforeStart, .paused: return .paused
-        case .lookingUpCache, .running, .awaitingFollowUp, .delivering, .completing: return .executing
+        case .lookingUpCache, .running, .awaitingFollowUp, .waitingToRetry, .delivering, .completing: return .executing
         case .finished: return .finished
         case .modifying: preconditionFailure("phase read while the state is being modified")
         }
@@ -165,18 +181,21 @@ struct TransferStateMachine {
 
     // MARK: - Starting
 
-    /// The adapter's `start()`: `request` is what to send now.
-    mutating func start(_ request: URLRequest, bodyInMemory: Bool) -> Action {
+    /// The adapter's `start()`: `request` is what to send now, `retry` how
+    /// failures are retried (nil: never).
+    mutating func start(_ request: URLRequest, bodyInMemory: Bool, retry: RetryPlan? = nil) -> Action {
         switch state {
         case .waiting(cancelled: true):
             return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
         case .waiting(cancelled: false):
-            return begin(Journey(request: request, output: Output(inMemory: bodyInMemory)))
+            var journey = Journey(request: request, output: Output(inMemory: bodyInMemory))
+            journey.retry = retry
+            return begin(journey)
         case .pausedBeforeStart:
             // It runs when resumed; the queue already counts it as started.
             state = .pausedBeforeStart(started: true)
             return .none
-        case .lookingUpCache, .running, .awaitingFollowUp, .paused, .delivering, .completing, .finished:
+        case .lookingUpCache, .running, .awaitingFollowUp, .paused, .waitingToRetry, .delivering, .completing, .finished:
             return .none
         case .modifying:
             preconditionFailure("start() while the state is being modified")
@@ -257,7 +276,7 @@ struct TransferStateMachine {
         case .pausedBeforeStart(started: true):
             // Its queue already started it and waits for it to finish.
             return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
-        case .lookingUpCache(let journey), .paused(let journey):
+        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _):
             return deliver(Outcome(failure: Self.cancellationError(for: journey.request), request: journey.request, journey: journey))
         case .awaitingFollowUp(let journey, let followUp):
             return deliver(Outcome(failure: Self.cancellationError(for: followUp.hop.request), request: followUp.hop.request,
@@ -281,7 +300,7 @@ struct TransferStateMachine {
     /// request ends with `error`, whatever it is doing.
     mutating func fail(_ error: NSError) -> Action {
         switch state {
-        case .lookingUpCache(let journey), .paused(let journey):
+        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _):
             return deliver(Outcome(failure: error, request: journey.request, journey: journey))
         case .awaitingFollowUp(let journey, let followUp):
             return deliver(Outcome(failure: error, request: followUp.hop.request, journey: journey))
@@ -320,7 +339,7 @@ struct TransferStateMachine {
         case .waiting(cancelled: false):
             state = .pausedBeforeStart(started: false)
             return .none
-        case .lookingUpCache(let journey), .awaitingFollowUp(let journey, _):
+        case .lookingUpCache(let journey), .awaitingFollowUp(let journey, _), .waitingToRetry(let journey, _):
             state = .paused(journey.pausing())
             return .none
         case .running(let journey, let hop):
@@ -348,13 +367,14 @@ struct TransferStateMachine {
         case .paused(let earlier):
             var journey = Journey(request: request, output: earlier.output)
             journey.lastResponse = earlier.lastResponse
+            journey.retry = earlier.retry
             if ResumeRules.offset(of: request) == nil {
                 // Without Range the server sends the entity from its start.
                 journey.output.restart()
             }
             state = .waiting(cancelled: false)
             return begin(journey)
-        case .waiting, .lookingUpCache, .running, .awaitingFollowUp, .delivering, .completing, .finished:
+        case .waiting, .lookingUpCache, .running, .awaitingFollowUp, .waitingToRetry, .delivering, .completing, .finished:
             return .none
         case .modifying:
             preconditionFailure("resume() while the state is being modified")
@@ -364,7 +384,8 @@ struct TransferStateMachine {
     /// Bytes of the entity in the output (what a ranged resume skips).
     var entityBytesInOutput: Int64 {
         switch state {
-        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey):
+        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey),
+             .waitingToRetry(let journey, _):
             return journey.output.entityBytes
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome):
             return outcome.entityBytes
@@ -415,7 +436,7 @@ struct TransferStateMachine {
         switch state {
         case .running(let journey, let hop): return hop.response.map(ResponseValue.received) ?? journey.lastResponse
         case .awaitingFollowUp(_, let followUp): return .received(followUp.response)
-        case .lookingUpCache(let journey), .paused(let journey): return journey.lastResponse
+        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _): return journey.lastResponse
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome.response
         case .waiting, .pausedBeforeStart, .modifying: return nil
         }
@@ -427,7 +448,7 @@ struct TransferStateMachine {
         switch state {
         case .running(_, let hop): return hop.request
         case .awaitingFollowUp(_, let followUp): return followUp.hop.request
-        case .lookingUpCache(let journey), .paused(let journey): return journey.request
+        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _): return journey.request
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome.finalRequest ?? outcome.originalRequest
         case .waiting, .pausedBeforeStart, .modifying: return nil
         }
@@ -436,7 +457,8 @@ struct TransferStateMachine {
     /// The entity's full length as the current response announced it (-1 when unknown).
     var expectedEntityLength: Int64 {
         switch state {
-        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey):
+        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey),
+             .waitingToRetry(let journey, _):
             return journey.output.expectedLength
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome):
             return outcome.expectedLength

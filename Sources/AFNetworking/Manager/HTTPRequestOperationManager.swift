@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Logging
 
 /// The convenience facade of AFNetworking 2.x (`AFHTTPRequestOperationManager`):
 /// builds requests relative to a base URL with its request serializer, wraps
@@ -25,6 +26,10 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         var reachabilityManager = NetworkReachabilityManager.shared()
         var completionQueue: DispatchQueue?
         var completionGroup: DispatchGroup?
+        var clientCertificate: ClientCertificate?
+        var timeoutIntervalForResource: TimeInterval = 0
+        var retryPolicy: RetryPolicy?
+        var logger: Logger?
     }
     private let state = LockedState(State())
 
@@ -82,6 +87,30 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         set { state.withLock { $0.completionGroup = newValue } }
     }
 
+    /// Copied onto each operation: presented in TLS handshakes (mutual TLS).
+    public var clientCertificate: ClientCertificate? {
+        get { state.withLock { $0.clientCertificate } }
+        set { state.withLock { $0.clientCertificate = newValue } }
+    }
+
+    /// Copied onto each operation: its total time budget (0: none).
+    public var timeoutIntervalForResource: TimeInterval {
+        get { state.withLock { $0.timeoutIntervalForResource } }
+        set { state.withLock { $0.timeoutIntervalForResource = newValue } }
+    }
+
+    /// Copied onto each operation: when failures are retried (nil: never).
+    public var retryPolicy: RetryPolicy? {
+        get { state.withLock { $0.retryPolicy } }
+        set { state.withLock { $0.retryPolicy = newValue } }
+    }
+
+    /// Copied onto each operation: where its activity is logged (nil: the shared logger's).
+    public var logger: Logger? {
+        get { state.withLock { $0.logger } }
+        set { state.withLock { $0.logger = newValue } }
+    }
+
     /// A manager for `baseURL` (nil: URL strings must be absolute).
     public required init(baseURL: URL? = nil) {
         self.baseURL = BaseURL.normalized(baseURL)
@@ -104,6 +133,10 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         operation.setCompletionBlockWithSuccess(success, failure: failure)
         operation.completionQueue = completionQueue
         operation.completionGroup = completionGroup
+        operation.clientCertificate = clientCertificate
+        operation.timeoutIntervalForResource = timeoutIntervalForResource
+        operation.retryPolicy = retryPolicy
+        operation.logger = logger
         return operation
     }
 
@@ -135,9 +168,11 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     }
 
     /// A multipart POST: `parameters` become form fields, `block` appends parts.
+    /// An error `block` throws (a missing file) fails the request through
+    /// `failure(nil, error)` before anything is sent.
     @discardableResult @preconcurrency
     public func post(_ URLString: String, parameters: Any?,
-                     constructingBodyWith block: (@Sendable (MultipartFormData) -> Void)?,
+                     constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
                      success: HTTPRequestOperation.SuccessBlock?,
                      failure: FailureBlock?) -> HTTPRequestOperation? {
         let request: URLRequest

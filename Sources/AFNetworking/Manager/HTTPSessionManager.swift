@@ -97,10 +97,12 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
     }
 
     /// A multipart POST: `parameters` become form fields, `block` appends
-    /// parts; the body streams from an upload task (returned as a data task, as in 2.7).
+    /// parts; the body streams from an upload task (returned as a data task, as
+    /// in 2.7). An error `block` throws (a missing file) fails the request
+    /// through `failure(nil, error)` before anything is sent.
     @discardableResult @preconcurrency
     public func post(_ URLString: String, parameters: Any?,
-                     constructingBodyWith block: (@Sendable (MultipartFormData) -> Void)?,
+                     constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
                      success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
                      failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         post(URLString, parameters: parameters, constructingBodyWith: block, progress: nil, success: success, failure: failure)
@@ -109,7 +111,7 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
     /// A multipart POST with an upload progress block (AFNetworking 3).
     @discardableResult @preconcurrency
     public func post(_ URLString: String, parameters: Any?,
-                     constructingBodyWith block: (@Sendable (MultipartFormData) -> Void)?,
+                     constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
                      progress: (@Sendable (Progress) -> Void)?,
                      success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
                      failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {

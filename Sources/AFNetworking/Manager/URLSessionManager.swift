@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Logging
 
 /// AFNetworking 2.7's `AFURLSessionManager` (with AFNetworking 3's progress
 /// blocks): makes `URLSessionTask`s whose transfers run on this package's
@@ -32,6 +33,9 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
         var completionQueue: DispatchQueue?
         var completionGroup: DispatchGroup?
         var attemptsToRecreateUploadTasksForBackgroundSessions = false
+        var clientCertificate: ClientCertificate?
+        var retryPolicy: RetryPolicy?
+        var logger: Logger?
     }
 
     let state = LockedState(State())
@@ -115,6 +119,28 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
     public var completionGroup: DispatchGroup? {
         get { state.withLock { $0.completionGroup } }
         set { state.withLock { $0.completionGroup = newValue } }
+    }
+
+    /// Presented in the TLS handshakes of the tasks made from now on (mutual
+    /// TLS); each task takes it when created. Beyond 2.x, which answered
+    /// client-certificate challenges, which Linux does not have.
+    public var clientCertificate: ClientCertificate? {
+        get { state.withLock { $0.clientCertificate } }
+        set { state.withLock { $0.clientCertificate = newValue } }
+    }
+
+    /// When failures of the tasks made from now on are retried (nil, the
+    /// default: never); each task takes it when created. See `RetryPolicy`.
+    public var retryPolicy: RetryPolicy? {
+        get { state.withLock { $0.retryPolicy } }
+        set { state.withLock { $0.retryPolicy = newValue } }
+    }
+
+    /// Where the activity of the tasks made from now on is logged (nil: the
+    /// shared logger's, `NetworkActivityLogger.shared`).
+    public var logger: Logger? {
+        get { state.withLock { $0.logger } }
+        set { state.withLock { $0.logger = newValue } }
     }
 
     /// Accepted for source compatibility; Linux has no background sessions.

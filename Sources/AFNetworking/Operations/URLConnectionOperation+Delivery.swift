@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Logging
 
 /// The operation as a `TransferAdapter`: its settings, how it announces its
 /// phase (KVO and 2.7's notifications), reports progress (blocks on the
@@ -15,9 +16,12 @@ import FoundationNetworking
 extension URLConnectionOperation: TransferAdapter {
     func transferEnvironment(for url: URL?) -> TransferEnvironment {
         settings.withLock { settings in
-            TransferEnvironment(securityPolicy: settings.securityPolicy, reportsUploadProgress: settings.uploadProgress != nil)
+            TransferEnvironment(securityPolicy: settings.securityPolicy, reportsUploadProgress: settings.uploadProgress != nil,
+                                clientCertificate: settings.clientCertificate)
         }
     }
+
+    var activityLogger: Logger? { settings.withLock { $0.logger } ?? NetworkActivityLogger.shared.logger }
 
     /// 2.7 re-sent only streams it could copy: the multipart body can.
     func prepareRequest(_ request: URLRequest, consumedBodyStream: Bool,
@@ -42,6 +46,22 @@ extension URLConnectionOperation: TransferAdapter {
             MainQueueNotifier.shared.post(.AFNetworkingOperationDidStart, object: self)
         } else if change.before == .executing {
             MainQueueNotifier.shared.post(.AFNetworkingOperationDidFinish, object: self)
+        }
+        // The total budget runs exactly while the operation executes.
+        if let deadline = settings.withLock({ $0.deadline }) {
+            if change.after == .executing {
+                armDeadline(deadline, sequence: change.sequence)
+            } else if change.before == .executing || change.after == .finished {
+                deadline.disarm(sequence: change.sequence)
+            }
+        }
+        if change.after == .finished {
+            let waiters = finishWaiters.withLock { state -> [@Sendable () -> Void] in
+                state.finished = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter() }
         }
     }
 

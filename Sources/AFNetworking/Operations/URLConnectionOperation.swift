@@ -3,6 +3,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Logging
+import Synchronization
 
 /// An `Operation` that runs one URL request on the shared `AFNetworking`
 /// network thread (AFNetworking 2.7's `AFURLConnectionOperation`).
@@ -42,10 +44,24 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         var completionBlock: (@Sendable () -> Void)?
         /// The partial file and sidecar of a restart-proof download, if this is one.
         var resumableFile: ResumableFile?
+        var clientCertificate: ClientCertificate?
+        var timeoutIntervalForResource: TimeInterval = 0
+        var retryPolicy: RetryPolicy?
+        /// The running budget of `timeoutIntervalForResource`, made at start.
+        var deadline: ResourceDeadline?
+        var logger: Logger?
     }
 
     let core: LockedState<TransferCore>
     let settings: LockedState<Settings>
+    /// Who waits for the operation to finish (`result()`), and whether it has.
+    let finishWaiters = LockedState<(finished: Bool, waiters: [@Sendable () -> Void])>((false, []))
+    /// Set once anything asked `isReady`: in swift-corelibs-foundation that is
+    /// what an `OperationQueue` does when the operation is added to it, so
+    /// `result()` leaves starting it to the queue.
+    let readinessAsked = Atomic<Bool>(false)
+    /// Dependency changes in progress (their `isReady` reads are not a queue's).
+    let dependencyEdits = Atomic<Int>(0)
 
     /// Creates an operation for `request`; nothing is sent until it starts.
     public required init(request: URLRequest) {
@@ -139,6 +155,37 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         set { settings.withLock { $0.securityPolicy = newValue } }
     }
 
+    /// Presented in the TLS handshake of every connection the operation opens
+    /// (mutual TLS); nil: none. Beyond 2.7, which used the challenge block.
+    public var clientCertificate: ClientCertificate? {
+        get { settings.withLock { $0.clientCertificate } }
+        set { settings.withLock { $0.clientCertificate = newValue } }
+    }
+
+    /// The operation's total time budget, beyond 2.7 (0, the default: none).
+    /// The request's `timeoutInterval` is an idle timeout (no byte for that
+    /// long); this bounds the whole operation — redirects, challenges, retries
+    /// and a server dripping bytes included, pauses excluded — which then fails
+    /// with `NSURLErrorTimedOut`. Read when the operation starts.
+    public var timeoutIntervalForResource: TimeInterval {
+        get { settings.withLock { $0.timeoutIntervalForResource } }
+        set { settings.withLock { $0.timeoutIntervalForResource = newValue } }
+    }
+
+    /// Where this operation's activity is logged; nil (the default) uses
+    /// `NetworkActivityLogger.shared`, which logs nothing unless set.
+    public var logger: Logger? {
+        get { settings.withLock { $0.logger } }
+        set { settings.withLock { $0.logger = newValue } }
+    }
+
+    /// When failures are retried (nil, the default: never); see `RetryPolicy`.
+    /// Read when the operation starts.
+    public var retryPolicy: RetryPolicy? {
+        get { settings.withLock { $0.retryPolicy } }
+        set { settings.withLock { $0.retryPolicy = newValue } }
+    }
+
     /// The request body stream; setting it replaces the request's body.
     public var inputStream: InputStream? {
         get { settings.withLock { $0.request.httpBodyStream } }
@@ -228,7 +275,33 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     // MARK: - Operation
 
     open override var isReady: Bool {
-        core.withLock { $0.machine.phase == .ready } && super.isReady
+        if dependencyEdits.load(ordering: .relaxed) == 0 { readinessAsked.store(true, ordering: .relaxed) }
+        return core.withLock { $0.machine.phase == .ready } && super.isReady
+    }
+
+    /// Foundation reads `isReady` while a dependency is added or removed;
+    /// that read does not mean a queue holds the operation (see `result()`).
+    open override func addDependency(_ operation: Operation) {
+        dependencyEdits.wrappingAdd(1, ordering: .relaxed)
+        defer { dependencyEdits.wrappingSubtract(1, ordering: .relaxed) }
+        super.addDependency(operation)
+    }
+
+    /// As `addDependency(_:)`.
+    open override func removeDependency(_ operation: Operation) {
+        dependencyEdits.wrappingAdd(1, ordering: .relaxed)
+        defer { dependencyEdits.wrappingSubtract(1, ordering: .relaxed) }
+        super.removeDependency(operation)
+    }
+
+    /// Runs `body` once the operation has finished (at once if it has).
+    func whenFinished(_ body: @escaping @Sendable () -> Void) {
+        let now = finishWaiters.withLock { state -> Bool in
+            if state.finished { return true }
+            state.waiters.append(body)
+            return false
+        }
+        if now { body() }
     }
 
     open override var isExecuting: Bool { core.withLock { $0.machine.phase == .executing } }
@@ -269,10 +342,29 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// finishes at once with `NSURLErrorCancelled`.
     open override func start() {
         guard isCancelled || super.isReady else { return }
-        let (request, stream) = settings.withLock { ($0.request, $0.outputStream) }
+        // The deadline exists before the start, so the phase change to
+        // executing arms it (see `announce`); paused before it ever ran, the
+        // clock starts when it is resumed.
+        let (request, stream, retry) = settings.withLock { settings in
+            if settings.deadline == nil, settings.timeoutIntervalForResource > 0 {
+                settings.deadline = ResourceDeadline(limit: settings.timeoutIntervalForResource)
+            }
+            return (settings.request, settings.outputStream, settings.retryPolicy)
+        }
+        let plan = retry.map { TransferStateMachine.RetryPlan(policy: $0, bodyCanBeResent: BodyStreams.canResend(request)) }
         handle { core in
             prepareWriter(for: stream, in: &core)
-            return core.machine.start(request, bodyInMemory: stream == nil)
+            return core.machine.start(request, bodyInMemory: stream == nil, retry: plan)
+        }
+    }
+
+    /// Runs the total time budget while the operation runs.
+    func armDeadline(_ deadline: ResourceDeadline, sequence: UInt64) {
+        let url = request.url
+        deadline.arm(sequence: sequence) { [weak self] in
+            let error = TransportErrors.make(NSURLErrorTimedOut, url: url, underlying: nil,
+                                             description: "The request timed out (its timeoutIntervalForResource).")
+            self?.handle { $0.machine.fail(error) }
         }
     }
 
@@ -377,6 +469,10 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
             theirs.shouldUseCredentialStorage = mine.shouldUseCredentialStorage
             theirs.securityPolicy = mine.securityPolicy
             theirs.userInfo = mine.userInfo
+            theirs.clientCertificate = mine.clientCertificate
+            theirs.timeoutIntervalForResource = mine.timeoutIntervalForResource
+            theirs.retryPolicy = mine.retryPolicy
+            theirs.logger = mine.logger
         }
     }
 
@@ -386,6 +482,8 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         guard finished else { return }
         let outcome = TransferStateMachine.Outcome(restoredResponse: response, error: error, body: responseData)
         core.withLock { $0.machine = TransferStateMachine(restoring: outcome) }
+        // Restored as finished: `result()` and other waiters return at once.
+        finishWaiters.withLock { $0.finished = true }
     }
 
     /// Whether the operation archives as finished (an executing or paused one archives as ready).

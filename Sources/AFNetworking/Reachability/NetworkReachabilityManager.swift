@@ -38,8 +38,8 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
     }
 
     /// The manager for the network in general (2.7: the zero address).
-    public static func shared() -> NetworkReachabilityManager { sharedManager }
-    private static let sharedManager = NetworkReachabilityManager(target: .anyNetwork)
+    public static func shared() -> NetworkReachabilityManager { sharedInstance }
+    private static let sharedInstance = NetworkReachabilityManager(target: .anyNetwork)
 
     /// A manager for a host name (resolved on each evaluation).
     public static func manager(forDomain domain: String) -> NetworkReachabilityManager {
@@ -104,12 +104,7 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
 
     /// "Unknown", "Not Reachable", "Reachable via WWAN" or "Reachable via WiFi", as 2.7 words them.
     public func localizedNetworkReachabilityStatusString() -> String {
-        switch networkReachabilityStatus {
-        case .unknown: return "Unknown"
-        case .notReachable: return "Not Reachable"
-        case .reachableViaWWAN: return "Reachable via WWAN"
-        case .reachableViaWiFi: return "Reachable via WiFi"
-        }
+        networkReachabilityStatus.localizedString
     }
 
     /// On `queue`: works out the status, and reports it when it changed.

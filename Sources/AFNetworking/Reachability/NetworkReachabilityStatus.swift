@@ -10,3 +10,17 @@ public enum NetworkReachabilityStatus: Int, Sendable {
     /// Reachable through any other interface (Ethernet, Wi-Fi, loopback).
     case reachableViaWiFi = 2
 }
+
+extension NetworkReachabilityStatus {
+    /// "Unknown", "Not Reachable", "Reachable via WWAN" or "Reachable via WiFi",
+    /// as 2.7 words them (`AFStringFromNetworkReachabilityStatus`). On Linux
+    /// "via WiFi" means "not through a wireless-WAN interface" (see the cases).
+    public var localizedString: String {
+        switch self {
+        case .unknown: return "Unknown"
+        case .notReachable: return "Not Reachable"
+        case .reachableViaWWAN: return "Reachable via WWAN"
+        case .reachableViaWiFi: return "Reachable via WiFi"
+        }
+    }
+}

@@ -69,7 +69,7 @@ extension SecurityPolicy {
         if sslPinningMode == .none && allowInvalidCertificates {
             return .success(())
         }
-        guard let anchors = SecurityPolicy.trustStore(for: trust) else {
+        guard let anchors = trustStore(for: trust, adding: settings.additionalTrustedCertificates) else {
             return .failure(SecurityPolicyError(.invalidChain, detail: "the trust store could not be loaded"))
         }
         let verification = verifyAgainst(anchors)
@@ -136,6 +136,19 @@ extension SecurityPolicy {
     static func trustStore(for trust: ServerTrust) -> TrustStore? {
         guard let anchorDERs = trust.anchorCertificates else { return TrustStore.system() }
         return TrustStore.anchored(by: anchorDERs.compactMap(Certificate.init(der:)))
+    }
+
+    /// The anchors to verify `trust` against: its own, else the system store
+    /// with `extra` added (built once per policy and kept).
+    func trustStore(for trust: ServerTrust, adding extra: [Data]) -> TrustStore? {
+        guard trust.anchorCertificates == nil, !extra.isEmpty else { return SecurityPolicy.trustStore(for: trust) }
+        if let built = state.withLock({ $0.extendedStore }) { return built }
+        // Built outside the lock (it reads the system bundle); a race builds it twice, harmlessly.
+        guard let store = TrustStore.system(adding: extra.compactMap(Certificate.init(der:))) else { return nil }
+        state.withLock { state in
+            if state.additionalTrustedCertificates == extra { state.extendedStore = store }
+        }
+        return store
     }
 
     /// The `sha256/BASE64` pin of a DER certificate's public key, for filling

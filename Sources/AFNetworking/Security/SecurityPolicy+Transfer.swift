@@ -10,7 +10,7 @@ extension SecurityPolicy {
     var isStandardVerification: Bool {
         let settings = self.settings
         return sslPinningMode == .none && !settings.allowInvalidCertificates && settings.validatesDomainName
-            && settings.pinnedPublicKeyHashes.isEmpty
+            && settings.pinnedPublicKeyHashes.isEmpty && settings.additionalTrustedCertificates.isEmpty
     }
 
     var transferVerification: TLSVerification {
@@ -43,6 +43,11 @@ extension SecurityPolicy {
         }
         for pin in settings.pinnedPublicKeyHashes.sorted() {
             canonical.append(contentsOf: Data(pin.utf8))
+            canonical.append(UInt8(ascii: "|"))
+        }
+        canonical.append(contentsOf: Data("anchors|".utf8))
+        for certificate in settings.additionalTrustedCertificates.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            canonical.append(contentsOf: PublicKeyPins.sha256(certificate) ?? certificate)
             canonical.append(UInt8(ascii: "|"))
         }
         return (PublicKeyPins.sha256(canonical) ?? canonical).base64EncodedString()

@@ -19,6 +19,9 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
         var pinnedPublicKeyHashes: Set<String> = []
         var allowInvalidCertificates = false
         var validatesDomainName = true
+        var additionalTrustedCertificates: [Data] = []
+        /// The system store plus `additionalTrustedCertificates`, built on first use.
+        var extendedStore: TrustStore?
         /// Parsed forms of the pins, rebuilt whenever either pin property changes.
         var pins = PinSnapshot()
 
@@ -28,7 +31,7 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
         }
     }
 
-    private let state = LockedState(State())
+    let state = LockedState(State())
 
     /// A copy of every setting, taken in one locked step.
     var settings: State { state.withLock { $0 } }
@@ -76,6 +79,21 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     public var validatesDomainName: Bool {
         get { state.withLock { $0.validatesDomainName } }
         set { state.withLock { $0.validatesDomainName = newValue } }
+    }
+
+    /// CA certificates (DER) trusted in addition to the system store, beyond
+    /// 2.7: how a client trusts a private CA without `SSL_CERT_FILE` for the
+    /// whole process, and without 2.7's `allowInvalidCertificates` plus
+    /// pinning. The chain, the host name and the dates are still checked.
+    public var additionalTrustedCertificates: [Data] {
+        get { state.withLock { $0.additionalTrustedCertificates } }
+        set {
+            let unique = SecurityPolicy.removingDuplicates(newValue)
+            state.withLock {
+                $0.additionalTrustedCertificates = unique
+                $0.extendedStore = nil
+            }
+        }
     }
 
     /// The policy AFNetworking uses unless told otherwise: no pinning, invalid
@@ -137,6 +155,10 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
         }
         let hashes = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: CodingKey.pinnedPublicKeyHashes)
         pinnedPublicKeyHashes = Set((hashes as? [String]) ?? [])
+        if coder.containsValue(forKey: CodingKey.additionalTrustedCertificates) {
+            let certificates = coder.decodeObject(of: [NSArray.self, NSData.self], forKey: CodingKey.additionalTrustedCertificates)
+            additionalTrustedCertificates = (certificates as? [NSData])?.map { Data(referencing: $0) } ?? (certificates as? [Data]) ?? []
+        }
     }
 
     /// Encodes the mode, both flags, the pinned certificates and the hash pins.
@@ -150,6 +172,10 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
         }
         coder.encode(settings.pinnedPublicKeyHashes.sorted().map { NSString(string: $0) } as NSArray,
                      forKey: CodingKey.pinnedPublicKeyHashes)
+        if !settings.additionalTrustedCertificates.isEmpty {
+            coder.encode(settings.additionalTrustedCertificates.map { NSData(data: $0) } as NSArray,
+                         forKey: CodingKey.additionalTrustedCertificates)
+        }
     }
 
     /// Archive keys; the first four are 2.7's.
@@ -159,6 +185,7 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
         static let validatesDomainName = "validatesDomainName"
         static let pinnedCertificates = "pinnedCertificates"
         static let pinnedPublicKeyHashes = "pinnedPublicKeyHashes"
+        static let additionalTrustedCertificates = "additionalTrustedCertificates"
     }
 
     // MARK: NSCopying

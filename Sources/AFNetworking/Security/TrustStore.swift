@@ -54,6 +54,18 @@ final class TrustStore: @unchecked Sendable {
         }
     }
 
+    /// A fresh store with OpenSSL's defaults and `extra` anchors added (a
+    /// policy's `additionalTrustedCertificates`): not the shared one, which
+    /// must stay exactly the system's. An added anchor may be an intermediate
+    /// CA: like an explicit anchor, it is trusted as is.
+    static func system(adding extra: [Certificate]) -> TrustStore? {
+        cafssl_init()
+        guard let handle = cafssl_store_new(1) else { return nil }
+        let store = TrustStore(handle: handle, acceptsPartialChains: true)
+        for anchor in extra { _ = cafssl_store_add_cert(handle, anchor.handle) }
+        return store
+    }
+
     /// The last system store loaded and the environment it was loaded for.
     private static let systemCache = LockedState<(key: SystemStoreKey, store: TrustStore)?>(nil)
 }

@@ -3,15 +3,20 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Logging
 
 /// The task as a `TransferAdapter`: the hop's settings come from the
 /// session's configuration; questions (redirect, challenge, a new body
 /// stream) and reports become delegate calls on the manager's operation queue.
 extension SessionTaskDriver: TransferAdapter {
     func transferEnvironment(for url: URL?) -> TransferEnvironment {
-        context.session.settings.environment(for: url, securityPolicy: context.securityPolicy, usesCache: !kind.isDownload,
-                                             reportsUploadProgress: true)
+        var environment = context.session.settings.environment(for: url, securityPolicy: context.securityPolicy,
+                                                               usesCache: !kind.isDownload, reportsUploadProgress: true)
+        environment.clientCertificate = context.clientCertificate
+        return environment
     }
+
+    var activityLogger: Logger? { context.logger ?? NetworkActivityLogger.shared.logger }
 
     /// A data task may become a download when its delegate answers `.becomeDownload`.
     var outputMayBeDiverted: Bool { !kind.isDownload }

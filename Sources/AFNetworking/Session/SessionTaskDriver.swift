@@ -1,5 +1,6 @@
 import AFNetworkingTransport
 import Foundation
+import Logging
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -83,6 +84,12 @@ final class SessionTaskDriver: @unchecked Sendable {
         /// The manager's delegate methods are its own (not a subclass's) and
         /// no block listens: per-chunk delegate calls can be skipped.
         let skipsUnobservedCalls: Bool
+        /// The manager's client certificate when the task was made.
+        let clientCertificate: ClientCertificate?
+        /// The manager's retry policy when the task was made.
+        let retryPolicy: RetryPolicy?
+        /// The manager's logger when the task was made.
+        let logger: Logger?
     }
 
     /// Where the response's body goes when it is a file.
@@ -257,7 +264,7 @@ final class SessionTaskDriver: @unchecked Sendable {
                 action = core.machine.unsuspend()
             } else {
                 if !admitted { _ = core.machine.cancel(originalRequest) }
-                action = core.machine.start(originalRequest, bodyInMemory: keepsBodyInMemory)
+                action = core.machine.start(originalRequest, bodyInMemory: keepsBodyInMemory, retry: retryPlan)
                 started = true
             }
             // Posted under the lock, so racing resume/suspend calls are
@@ -307,6 +314,18 @@ final class SessionTaskDriver: @unchecked Sendable {
             return
         }
         cancel()
+    }
+
+    /// How the task's failures are retried: a file upload reads its file again,
+    /// a streamed body only if the stream copies itself.
+    private var retryPlan: TransferStateMachine.RetryPlan? {
+        guard let policy = context.retryPolicy else { return nil }
+        let resendable: Bool
+        switch kind {
+        case .upload(.file), .upload(.data): resendable = true
+        case .data, .upload(.stream), .download: resendable = BodyStreams.canResend(originalRequest)
+        }
+        return TransferStateMachine.RetryPlan(policy: policy, bodyCanBeResent: resendable)
     }
 
     /// The current task object (the download task a data task became).

@@ -101,7 +101,10 @@ struct SessionTaskFactory {
         let policy = manager?.securityPolicy
         let snapshot = policy.flatMap { $0.isStandardVerification ? nil : $0.copy() as? SecurityPolicy }
         let context = SessionTaskDriver.Context(manager: manager, session: session, events: session.events, securityPolicy: snapshot,
-                                                skipsUnobservedCalls: manager?.ownsDelegateMethods ?? true)
+                                                skipsUnobservedCalls: manager?.ownsDelegateMethods ?? true,
+                                                clientCertificate: manager?.clientCertificate,
+                                                retryPolicy: manager?.retryPolicy,
+                                                logger: manager?.logger)
         var made: Task?
         session.register(identifier: identifier, accepting: manager != nil) { admitted in
             let driver = SessionTaskDriver(kind: kind, request: request, context: context, completion: completion, progress: progress,

@@ -20,7 +20,7 @@ final class ConnectionPartitions {
     /// joins the multi handle. Transfers with the standard policy stay in the
     /// multi handle's own cache.
     func attach(_ transfer: Transfer) throws {
-        guard let key = transfer.options.tls.partition else { return }
+        guard let key = transfer.options.connectionPartition else { return }
         var partition: Partition
         if let existing = partitions[key] {
             partition = existing
@@ -42,7 +42,7 @@ final class ConnectionPartitions {
 
     /// Takes the easy handle out of its partition after it left the multi handle.
     func detach(_ transfer: Transfer) {
-        guard let key = transfer.options.tls.partition, var partition = partitions[key] else { return }
+        guard let key = transfer.options.connectionPartition, var partition = partitions[key] else { return }
         _ = try? transfer.easy.set(CURLOPT_SHARE, pointer: nil)
         partition.users -= 1
         partitions[key] = partition

@@ -43,7 +43,22 @@ package enum TransportErrors {
     ///   server response, not a lost connection;
     /// - a header line over curl's own limit is "out of memory" to curl: while
     ///   the head is still arriving, that is the server's fault.
-    package static func refine(_ code: CURLcode, curlMessage: String?, headInProgress: Bool, gotStatus: Bool) -> CURLcode {
+    /// - a TLS alert from a server that refused the client certificate sent
+    ///   (or demanded one that was not sent) is a handshake failure to curl:
+    ///   it is the client certificate's problem.
+    package static func refine(_ code: CURLcode, curlMessage: String?, headInProgress: Bool, gotStatus: Bool,
+                               presentedClientCertificate: Bool = false) -> CURLcode {
+        // (With TLS 1.3 the server's verdict comes after the handshake, so its
+        // alert can surface on the first read or write.)
+        if [CURLE_SSL_CONNECT_ERROR, CURLE_RECV_ERROR, CURLE_SEND_ERROR].contains(code), let message = curlMessage?.lowercased(),
+           message.contains("alert") {
+            if message.contains("certificate required") { return CURLE_SSL_CLIENTCERT }
+            let refusals = ["bad certificate", "unknown ca", "certificate unknown", "access denied", "certificate revoked",
+                            "certificate expired", "unsupported certificate", "decrypt error"]
+            if presentedClientCertificate, refusals.contains(where: message.contains) { return CURLE_SSL_CERTPROBLEM }
+            // (TLS 1.2 servers answer a missing certificate with a generic
+            // handshake-failure alert, which says too little to be told apart.)
+        }
         switch code {
         case CURLE_UNSUPPORTED_PROTOCOL where !gotStatus:
             return CURLE_WEIRD_SERVER_REPLY

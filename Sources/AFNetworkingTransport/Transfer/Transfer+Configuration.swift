@@ -71,6 +71,7 @@ extension Transfer {
         if !options.tls.verifiesHost { try easy.set(CURLOPT_SSL_VERIFYHOST, 0) }
         if let file = options.tls.caFile { try easy.set(CURLOPT_CAINFO, file) }
         if let directory = options.tls.caDirectory { try easy.set(CURLOPT_CAPATH, directory) }
+        try configureClientIdentity()
     }
 
     private func configureMethodAndBody(_ request: URLRequest, userdata: UnsafeMutableRawPointer) throws {

@@ -37,6 +37,8 @@ package final class Transfer: @unchecked Sendable {
     private var head = ResponseHead()
     /// The head of the response whose body is arriving, once complete.
     private var currentResponse: ReceivedResponse?
+    /// What curl measured, set when the transfer ends (before its delegate hears of it).
+    package private(set) var timings: TransferTimings?
     /// The request body when it is a stream, read off the network thread.
     var bodyPump: RequestBodyPump?
     private var lastReportedUpload: Int64 = 0
@@ -105,6 +107,7 @@ package final class Transfer: @unchecked Sendable {
 
     /// Hands the outcome to the delegate and drops it, ending the retain cycle.
     func finish(error: NSError?) {
+        timings = TransferTimings(reading: easy)
         var response = currentResponse
         if let head = response, (300..<400).contains(head.statusCode) {
             // The redirect target is only known once curl is done with the response.
@@ -120,7 +123,8 @@ package final class Transfer: @unchecked Sendable {
         let url = options.request.url
         guard code == CURLE_OK, abortReason == nil else {
             let refined = TransportErrors.refine(code, curlMessage: curlMessage, headInProgress: head.isInProgress,
-                                                 gotStatus: head.statusCode != 0)
+                                                 gotStatus: head.statusCode != 0,
+                                                 presentedClientCertificate: options.clientIdentity != nil)
             return TransportErrors.error(for: refined, abortReason: abortReason, url: url, curlMessage: curlMessage,
                                          tlsVerifyResult: easy.info(long: CURLINFO_SSL_VERIFYRESULT))
         }

@@ -24,6 +24,16 @@ package struct TransferOptions: Sendable {
     /// At most `maximum` transfers with the same `key` run at once; the rest
     /// wait in the engine, in order (a session's `httpMaximumConnectionsPerHost`).
     package var hostLimit: HostLimit?
+    /// A client certificate to present in TLS handshakes (mutual TLS).
+    package var clientIdentity: ClientIdentity?
+
+    /// Connections are reused only between transfers of the same partition:
+    /// the security policy's, and the client identity's when there is one.
+    /// nil is the partition of the standard policy without an identity.
+    package var connectionPartition: String? {
+        guard let identity = clientIdentity else { return tls.partition }
+        return "\(tls.partition ?? "standard")|client:\(identity.fingerprint)"
+    }
 
     package init(request: URLRequest) {
         self.request = request

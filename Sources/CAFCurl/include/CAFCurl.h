@@ -40,6 +40,9 @@ CURLcode cafcurl_easy_setopt_seek_function(CURL *handle, int (*function)(void *,
 CURLcode cafcurl_easy_setopt_ssl_ctx_function(CURL *handle,
                                               CURLcode (*function)(CURL *, void *, void *));
 
+/// Why: curl_easy_setopt is variadic, and blob options take a `struct curl_blob *`
+/// (curl copies the bytes: CURL_BLOB_COPY), e.g. a client certificate in memory.
+CURLcode cafcurl_easy_setopt_blob(CURL *handle, CURLoption option, const void *data, size_t length);
 /// Why: curl_easy_getinfo is variadic; `long` results.
 CURLcode cafcurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 /// Why: curl_easy_getinfo is variadic; `curl_off_t` results.

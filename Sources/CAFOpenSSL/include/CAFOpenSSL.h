@@ -123,4 +123,19 @@ void cafssl_store_ctx_reject(struct x509_store_ctx_st *store_ctx);
  * which takes an ex_data index lookup Swift cannot spell. */
 const char *cafssl_store_ctx_server_name(struct x509_store_ctx_st *store_ctx);
 
+/* ---- Client certificates (checked before they are handed to libcurl) ---- */
+
+/* Whether a PEM certificate chain and a PEM private key (encrypted with
+ * `passphrase` when it is not NULL) form a usable client identity: both parse
+ * and the key belongs to the first certificate. PEM parsing takes BIOs and a
+ * password callback Swift cannot spell. Returns 1, or 0 with a reason in
+ * `message` (NUL-terminated, at most `capacity` bytes). */
+int cafssl_check_pem_identity(const uint8_t *chain, size_t chain_length, const uint8_t *key, size_t key_length,
+                              const char *passphrase, char *message, size_t capacity);
+
+/* The same for a PKCS#12 bundle (PKCS12_parse with `passphrase`, "" when NULL).
+ * Returns 1, or 0 with a reason in `message`. */
+int cafssl_check_pkcs12_identity(const uint8_t *bundle, size_t length, const char *passphrase,
+                                 char *message, size_t capacity);
+
 #endif

@@ -98,7 +98,7 @@ final class ResumableDownloadTests: OperationTestCase {
             process.executableURL = afn
             process.arguments = ["get", "--resume", "--output", target.path, url.absoluteString]
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try Fixtures.launch(process)
             return process
         }
         // First process: killed (SIGKILL, no chance to clean up) mid-body.

@@ -20,7 +20,7 @@ final class Swift6CallerTests: OperationTestCase {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        try process.run()
+        try Fixtures.launch(process)
         let deadline = Date().addingTimeInterval(30)
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         if process.isRunning { process.terminate() }

@@ -24,7 +24,7 @@ final class AFNDownloadCommandTests: XCTestCase {
         process.arguments = arguments
         process.standardError = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try Fixtures.launch(process)
         let deadline = Date().addingTimeInterval(timeout)
         var interrupted = false
         while process.isRunning && Date() < deadline {

@@ -51,6 +51,51 @@ enum Fixtures {
         return false
     }
 
+    /// Starts `process` from a thread whose signal mask is empty.
+    ///
+    /// Foundation's `Process` spawns without resetting the signal mask, so a
+    /// server started from an async test (a cooperative-pool thread, which
+    /// blocks most signals) inherited a blocked SIGTERM: gunicorn then never
+    /// honoured `terminate()` and `stop()` waited forever.
+    static func launch(_ process: Process) throws {
+        final class Outcome: @unchecked Sendable {
+            // @unchecked: written by the spawning thread before `done` is
+            // signalled, read by the caller only after waiting on it.
+            var error: Error?
+            let process: Process
+            init(_ process: Process) { self.process = process }
+        }
+        let outcome = Outcome(process)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            var empty = sigset_t()
+            sigemptyset(&empty)
+            pthread_sigmask(SIG_SETMASK, &empty, nil)
+            do { try outcome.process.run() } catch { outcome.error = error }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        if let error = outcome.error { throw error }
+    }
+
+    /// Stops a server: SIGTERM, then SIGKILL for it and the children it had
+    /// if it has not exited within `grace` seconds.
+    static func stop(_ process: Process, grace: TimeInterval = 5) {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8))?
+            .split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? []
+        process.terminate()
+        let deadline = Date().addingTimeInterval(grace)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            for child in children { kill(child, SIGKILL) }
+            kill(pid, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+
     @discardableResult
     static func run(_ path: String, _ arguments: [String]) throws -> Int32 {
         let process = Process()
@@ -161,7 +206,7 @@ final class NginxFixture {
         process.arguments = ["-c", configPath.path, "-p", directory.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try Fixtures.launch(process)
         guard Fixtures.waitForPort(httpPort), Fixtures.waitForPort(httpsPort) else {
             process.terminate()
             throw NSError(domain: "Fixtures", code: 1, userInfo: [NSLocalizedDescriptionKey: "nginx did not start: \((try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? "")"])
@@ -169,8 +214,7 @@ final class NginxFixture {
     }
 
     func stop() {
-        process.terminate()
-        process.waitUntilExit()
+        Fixtures.stop(process)
         try? FileManager.default.removeItem(at: directory)
     }
 }
@@ -186,10 +230,11 @@ final class HTTPBinFixture {
         port = Fixtures.freePort()
         process = Process()
         process.executableURL = URL(fileURLWithPath: gunicorn)
-        process.arguments = ["--bind", "127.0.0.1:\(port)", "--workers", "2", "--log-level", "warning", "httpbin:app"]
+        process.arguments = ["--bind", "127.0.0.1:\(port)", "--workers", "2", "--graceful-timeout", "2",
+                             "--log-level", "warning", "httpbin:app"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try Fixtures.launch(process)
         guard Fixtures.waitForPort(port, timeout: 30) else {
             process.terminate()
             throw NSError(domain: "Fixtures", code: 2, userInfo: [NSLocalizedDescriptionKey: "httpbin did not start"])
@@ -197,7 +242,6 @@ final class HTTPBinFixture {
     }
 
     func stop() {
-        process.terminate()
-        process.waitUntilExit()
+        Fixtures.stop(process)
     }
 }

@@ -1,0 +1,111 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+
+/// Logs what operations and session tasks do, through swift-log (2.x users
+/// knew this as AFNetworkActivityLogger). Opt-in: nothing is logged until a
+/// `Logger` is set, here for the whole process or on an operation or manager
+/// (`logger`) for its requests.
+///
+/// Levels: `debug` for each request sent (and its redirect and challenge
+/// hops), `info` for a finished request (status, bytes, duration, metrics),
+/// `error` for a failed one, `trace` for request header fields. The values
+/// of `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`, and
+/// a user name and password written into a URL, are never logged. Records
+/// are handed to the logger on a serial queue of the package's own, never on
+/// the network thread or under a lock.
+public final class NetworkActivityLogger: Sendable {
+    /// The process-wide logger.
+    public static let shared = NetworkActivityLogger()
+
+    private let current = LockedState<Logger?>(nil)
+
+    /// A logger of its own (for tests, or a second destination).
+    public init() {}
+
+    /// Where records go; nil (the default) logs nothing.
+    public var logger: Logger? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+}
+
+/// The records themselves, made at the points every request passes through
+/// (`TransferAdapter`), for operations and tasks alike. Each record is built
+/// where it happens and handed to the logger on one serial queue of its own:
+/// some of those points are on the network thread, and a `LogHandler` is the
+/// caller's code (it may write to a file or a socket). Order is kept.
+enum RequestLog {
+    static let redactedFields: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+
+    private static let queue = DispatchQueue(label: "AFNetworking.log")
+
+    private static func emit(_ logger: Logger, _ write: @escaping @Sendable (Logger) -> Void) {
+        queue.async { write(logger) }
+    }
+
+    /// Waits until every record handed over so far has been written (tests).
+    static func flush() { queue.sync {} }
+
+    static func sending(_ request: URLRequest, hop: UInt64, to logger: Logger?) {
+        guard let logger else { return }
+        let line = "\(request.httpMethod ?? "GET") \(loggable(request.url))"
+        let fields = logger.logLevel <= .trace
+            ? (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }).map { "> \($0.key): \(redacted($0.key, $0.value))" }
+            : []
+        emit(logger) { logger in
+            logger.debug("\(line)", metadata: ["hop": "\(hop)"])
+            for field in fields { logger.trace("\(field)") }
+        }
+    }
+
+    static func redirect(_ question: TransferStateMachine.RedirectQuestion, to logger: Logger?) {
+        guard let logger else { return }
+        let line = "redirect \(question.response.statusCode) → \(loggable(question.proposed.url))"
+        emit(logger) { $0.debug("\(line)") }
+    }
+
+    static func challenge(_ question: TransferStateMachine.ChallengeQuestion, to logger: Logger?) {
+        guard let logger else { return }
+        let space = question.protectionSpace
+        let line = "challenge \(question.response.statusCode) \(space.authenticationMethod) realm \(space.realm ?? "-")"
+        let failures = question.previousFailureCount
+        emit(logger) { $0.debug("\(line)", metadata: ["previousFailures": "\(failures)"]) }
+    }
+
+    static func finished(_ outcome: TransferStateMachine.Outcome, metrics: TransferMetrics?, to logger: Logger?) {
+        guard let logger else { return }
+        let request = outcome.finalRequest ?? outcome.originalRequest
+        let target = "\(request?.httpMethod ?? "GET") \(loggable(request?.url))"
+        var metadata: Logger.Metadata = ["bytes": "\(outcome.entityBytes)"]
+        if let metrics { metadata["metrics"] = "\(metrics)" }
+        if outcome.servedFromCache { metadata["cache"] = "hit" }
+        if let error = outcome.error {
+            metadata["error"] = "\(error.domain) \(error.code)"
+            let line = "\(target) failed: \(error.localizedDescription)"
+            emit(logger) { [metadata] in $0.error("\(line)", metadata: metadata) }
+            return
+        }
+        let status = outcome.statusCode.map(String.init) ?? "-"
+        let duration = metrics.map { String(format: "%.1f ms", $0.total * 1000) } ?? "-"
+        let line = "\(target) \(status) \(outcome.entityBytes) B \(duration)"
+        emit(logger) { [metadata] in $0.info("\(line)", metadata: metadata) }
+    }
+
+    static func redacted(_ name: String, _ value: String) -> String {
+        redactedFields.contains(name.lowercased()) ? "<redacted>" : value
+    }
+
+    /// The URL without the user and password it may carry.
+    static func loggable(_ url: URL?) -> String {
+        guard let url else { return "(no URL)" }
+        guard url.user != nil || url.password != nil,
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        components.user = nil
+        components.password = nil
+        return components.url?.absoluteString ?? url.absoluteString
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// The results of a batch as they arrive, and the progress line they drive:
+/// `37/120 done, 2 failed` on stderr, redrawn in place (at most every 100 ms)
+/// when stderr is a terminal, written once at the end otherwise.
+final class BatchTally: @unchecked Sendable {
+    // @unchecked: every stored var is only touched under `lock`.
+    private let lock = NSLock()
+    private var slots: [BatchResult?]
+    private var done = 0
+    private var failed = 0
+    private var lastDraw = Date.distantPast
+
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+
+    /// Stores the result for the URL at `index` and redraws the progress line.
+    func record(_ result: BatchResult, at index: Int) {
+        lock.lock(); defer { lock.unlock() }
+        slots[index] = result
+        done += 1
+        if result.exitCode != ExitStatus.success { failed += 1 }
+        if Console.stderrIsTerminal, done == slots.count || Date().timeIntervalSince(lastDraw) >= 0.1 {
+            lastDraw = Date()
+            Console.err("\r\(line)\u{1B}[K")
+        }
+    }
+
+    /// Ends the progress line.
+    func finishProgress() {
+        lock.lock(); defer { lock.unlock() }
+        Console.err(Console.stderrIsTerminal ? "\r\(line)\u{1B}[K\n" : "\(line)\n")
+    }
+
+    /// The results in input order (a URL that never reported counts as failed).
+    var results: [BatchResult] {
+        lock.lock(); defer { lock.unlock() }
+        return slots.map { $0 ?? BatchResult(url: "?", status: nil, bytes: 0, seconds: 0, error: "no result", exitCode: ExitStatus.other) }
+    }
+
+    private var line: String { "\(done)/\(slots.count) done, \(failed) failed" }
+}
+
+/// The summary printed at the end of a batch, on stdout.
+enum BatchReport {
+    /// A table (URL, STATUS, BYTES, TIME, ERROR) or, with `json`, one JSON
+    /// object per line.
+    static func print(_ results: [BatchResult], json: Bool) {
+        if json {
+            for result in results { Console.outLine(JSONText.line(object(result))) }
+            return
+        }
+        let rows = results.map { result in
+            [result.url,
+             result.status.map(String.init) ?? "-",
+             String(result.bytes),
+             String(format: "%.3fs", result.seconds),
+             result.error ?? ""]
+        }
+        let header = ["URL", "STATUS", "BYTES", "TIME", "ERROR"]
+        let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        for row in [header] + rows {
+            let cells = row.enumerated().map { column, cell in
+                // Numbers right-aligned, text left-aligned; the last column unpadded.
+                if column == row.count - 1 { return cell }
+                let padding = String(repeating: " ", count: widths[column] - cell.count)
+                return column == 2 || column == 3 ? padding + cell : cell + padding
+            }
+            Console.outLine(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+        let failed = results.filter { $0.exitCode != ExitStatus.success }.count
+        Console.outLine("\(results.count) URLs, \(results.count - failed) succeeded, \(failed) failed")
+    }
+
+    private static func object(_ result: BatchResult) -> [String: Any] {
+        [
+            "url": result.url,
+            "status": JSONText.orNull(result.status),
+            "bytes": result.bytes,
+            "time": result.seconds,
+            "error": JSONText.orNull(result.error),
+            "exitCode": Int(result.exitCode),
+        ]
+    }
+}

@@ -1,0 +1,27 @@
+import ArgumentParser
+
+/// `afn put URL`: one PUT with a raw body (`-d`) or a multipart form
+/// (`-F`), printed as `afn get` prints its response.
+struct Put: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a body (-d) or a multipart form (-F) with PUT.",
+        discussion: BodyOptions.discussion
+    )
+
+    @Argument(help: "The URL to send to.") var url: String
+    @OptionGroup(title: "Body") var body: BodyOptions
+    @OptionGroup(title: "Output") var output: ResponseOptions
+    @OptionGroup(title: "Request") var request: RequestOptions
+    @OptionGroup(title: "TLS") var tls: TLSOptions
+
+    func validate() throws {
+        try RequestOptions.validateURL(url)
+    }
+
+    func run() throws {
+        try exiting {
+            let built = try body.makeRequest(method: "PUT", url: url, json: output.json)
+            return try SingleRequest(request: built, options: request, tls: tls, output: output).run()
+        }
+    }
+}

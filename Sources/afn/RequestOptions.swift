@@ -1,0 +1,97 @@
+import AFNetworking
+import ArgumentParser
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The request options every request command shares: headers, credentials,
+/// timeouts and retries.
+struct RequestOptions: ParsableArguments {
+    @Option(name: [.customShort("H"), .long], help: "Extra header, 'Name: value' (repeatable).")
+    var header: [String] = []
+
+    @Option(name: .shortAndLong, help: "Credentials 'user:password', sent as Basic at once and answering Basic/Digest challenges.")
+    var user: String?
+
+    @Option(help: "Idle timeout in seconds: fail when nothing is received for this long.")
+    var timeout: Double = 60
+
+    @Option(name: .customLong("max-time"), help: "Total time limit in seconds for the whole request, redirects and retries included.")
+    var maxTime: Double?
+
+    @Option(help: "Retry up to N times after a transient failure (timeouts, refused or lost connections, 429, 503); GET, HEAD, PUT and DELETE only.")
+    var retry: Int = 0
+
+    mutating func validate() throws {
+        for line in header { _ = try Self.parse(header: line) }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        if let maxTime, maxTime <= 0 { throw ValidationError("--max-time must be positive") }
+        guard retry >= 0 else { throw ValidationError("--retry cannot be negative") }
+    }
+
+    /// `Name: value` split into its parts; an empty value is allowed.
+    static func parse(header line: String) throws -> (name: String, value: String) {
+        guard let colon = line.firstIndex(of: ":") else { throw ValidationError("a header reads 'Name: value': \(line)") }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, !name.contains(" ") else { throw ValidationError("not a header name: \(line)") }
+        return (name, line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The parsed `-u` value.
+    var credentials: (user: String, password: String)? {
+        guard let user else { return nil }
+        guard let colon = user.firstIndex(of: ":") else { return (user, "") }
+        return (String(user[..<colon]), String(user[user.index(after: colon)...]))
+    }
+
+    /// The retry policy `--retry N` asks for (N + 1 attempts), or nil.
+    var retryPolicy: RetryPolicy? {
+        guard retry > 0 else { return nil }
+        var policy = RetryPolicy()
+        policy.maximumAttempts = retry + 1
+        return policy
+    }
+
+    /// Sets the idle timeout, the `-H` headers (they win over defaults) and,
+    /// with `-u`, a Basic `Authorization` unless `-H` set one.
+    func apply(to request: inout URLRequest) {
+        request.timeoutInterval = timeout
+        for line in header {
+            guard let field = try? Self.parse(header: line) else { continue }
+            request.setValue(field.value, forHTTPHeaderField: field.name)
+        }
+        if let credentials, request.value(forHTTPHeaderField: "Authorization") == nil {
+            let token = Data("\(credentials.user):\(credentials.password)".utf8).base64EncodedString()
+            request.setValue("Basic \(token)", forHTTPHeaderField: "Authorization")
+        }
+    }
+
+    /// Sets the credential (for Basic and Digest challenges), the total time
+    /// limit and the retry policy of an operation.
+    func apply(to operation: URLConnectionOperation) {
+        if let credentials {
+            operation.credential = URLCredential(user: credentials.user, password: credentials.password, persistence: .none)
+        }
+        if let maxTime { operation.timeoutIntervalForResource = maxTime }
+        operation.retryPolicy = retryPolicy
+    }
+
+    /// A `method` request for `url` carrying AFNetworking's default headers
+    /// (User-Agent, Accept-Language), as a request serializer makes it.
+    static func makeRequest(method: String, url: String) throws -> URLRequest {
+        try HTTPRequestSerializer().request(withMethod: method, urlString: url, parameters: nil)
+    }
+
+    /// Whether `text` is an absolute http(s) URL with a host.
+    static func isHTTPURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              let host = url.host, !host.isEmpty else { return false }
+        return true
+    }
+
+    /// Throws a usage error unless `text` is an absolute http(s) URL.
+    static func validateURL(_ text: String) throws {
+        guard isHTTPURL(text) else { throw ValidationError("not an http(s) URL: \(text)") }
+    }
+}

@@ -1,0 +1,99 @@
+import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One request of `get`, `post` or `put`: an `HTTPRequestOperation` with every
+/// option applied, run to its end on the calling thread, then printed by
+/// `ResponsePrinter`. `run()` returns the exit status.
+struct SingleRequest {
+    /// The request as the subcommand built it (method, URL, body).
+    let request: URLRequest
+    let options: RequestOptions
+    let tls: TLSOptions
+    let output: ResponseOptions
+    /// `get --resume`: the body goes to `output.output` through a partial file
+    /// that a later run continues.
+    var resumes = false
+
+    func run() throws -> Int32 {
+        let policy = try tls.securityPolicy()
+        let certificate = try tls.clientCertificate()
+        var request = self.request
+        options.apply(to: &request)
+        if output.json, request.value(forHTTPHeaderField: "Accept") == nil {
+            request.setValue("application/json", forHTTPHeaderField: "Accept")
+        }
+        let operation = try makeOperation(for: request)
+        // The tool judges the status itself (-f/--fail): every status is a response.
+        operation.responseSerializer.acceptableStatusCodes = nil
+        operation.securityPolicy = policy
+        operation.clientCertificate = certificate
+        options.apply(to: operation)
+        operation.completionQueue = callbackQueue
+
+        let trace = output.verbose ? VerboseTrace() : nil
+        trace?.attach(to: operation)
+        trace?.sending(operation.request)
+        var bar: ProgressBar?
+        if let path = output.output, !output.json {
+            let name = URL(fileURLWithPath: path).lastPathComponent
+            let progress = ProgressBar(label: name)
+            operation.setDownloadProgressBlock { bytes, total, expected in progress.update(total, of: expected, read: bytes) }
+            bar = progress
+        }
+        operation.start()
+        operation.waitUntilFinished()
+        bar?.finish()
+
+        let exchange = Exchange(operation, bodyInFile: output.output != nil)
+        trace?.finished(exchange)
+        return ResponsePrinter(options: output, resumes: resumes).report(exchange)
+    }
+
+    /// The operation, its body going to memory, to `-o FILE`, or (`--resume`)
+    /// to a partial file that becomes `FILE` once complete.
+    private func makeOperation(for request: URLRequest) throws -> HTTPRequestOperation {
+        guard let path = output.output else { return HTTPRequestOperation(request: request) }
+        if resumes {
+            do {
+                return try HTTPRequestOperation(request: request, resumingDownloadTo: URL(fileURLWithPath: path))
+            } catch {
+                throw ToolFailure(status: ExitStatus.writeError, message: "cannot write \(path).partial: \(error.localizedDescription)")
+            }
+        }
+        guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            throw ToolFailure(status: ExitStatus.writeError, message: "cannot write \(path)")
+        }
+        let operation = HTTPRequestOperation(request: request)
+        operation.outputStream = OutputStream(toFileAtPath: path, append: false)
+        return operation
+    }
+}
+
+/// What one request came to, read once from its finished operation.
+struct Exchange {
+    /// The URL of the final hop (after redirects), or the request's.
+    let url: URL?
+    let response: HTTPURLResponse?
+    /// The body kept in memory; nil when it went to a file.
+    let body: Data?
+    /// The transport error (the status is judged separately).
+    let error: Error?
+    let metrics: TransferMetrics?
+
+    init(_ operation: HTTPRequestOperation, bodyInFile: Bool) {
+        response = operation.response
+        url = response?.url ?? operation.request.url
+        body = bodyInFile ? nil : operation.responseData
+        error = operation.error
+        metrics = operation.metrics
+    }
+
+    /// "HTTP/1.1", "HTTP/2": from the metrics, HTTP/1.1 when they do not say.
+    var httpVersion: String {
+        guard let version = metrics?.httpVersion, !version.isEmpty else { return "HTTP/1.1" }
+        return version
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import XCTest
+
+/// Runs the real `afn` executable (built next to the test bundle) and
+/// captures its exit status, stdout and stderr.
+enum AFNTool {
+    /// What one run of `afn` produced.
+    struct Run {
+        let status: Int32
+        let stdout: Data
+        let stderr: String
+        /// stdout as UTF-8 text.
+        var output: String { String(decoding: stdout, as: UTF8.self) }
+
+        /// stdout parsed as one JSON object.
+        func json(file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+            let object = try JSONSerialization.jsonObject(with: stdout, options: [.fragmentsAllowed])
+            return try XCTUnwrap(object as? [String: Any], "stdout is not a JSON object: \(output)", file: file, line: line)
+        }
+    }
+
+    /// The executable, or a skip when it has not been built.
+    static func executable() throws -> URL {
+        let bundle = Bundle(for: Marker.self).bundleURL
+        let candidates = [bundle.appendingPathComponent("afn"), bundle.deletingLastPathComponent().appendingPathComponent("afn")]
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw XCTSkip("the afn executable is not built next to the tests; run `swift build` first")
+        }
+        return found
+    }
+
+    /// Runs `afn arguments`, feeding `stdin` (empty when nil); a run still
+    /// going after `timeout` seconds is terminated (and its status is then
+    /// SIGTERM's).
+    static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60) throws -> Run {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        // stdin from a file, never a pipe: a process that exits without reading
+        // it cannot make the test process write to a closed pipe.
+        if let stdin {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("afn-stdin-\(UUID().uuidString)")
+            try stdin.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            process.standardInput = try FileHandle(forReadingFrom: file)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        try Fixtures.launch(process)
+
+        // Both pipes are drained while the process runs, so a full pipe never blocks it.
+        let captured = Locked<(out: Data, err: Data)>((Data(), Data()))
+        let readers = DispatchGroup()
+        let outHandle = output.fileHandleForReading, errHandle = errors.fileHandleForReading
+        DispatchQueue.global().async(group: readers) {
+            let data = outHandle.readDataToEndOfFile()
+            captured.withLock { $0.out = data }
+        }
+        DispatchQueue.global().async(group: readers) {
+            let data = errHandle.readDataToEndOfFile()
+            captured.withLock { $0.err = data }
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        _ = readers.wait(timeout: .now() + 10)
+        let result = captured.value
+        return Run(status: process.terminationStatus, stdout: result.out, stderr: String(decoding: result.err, as: UTF8.self))
+    }
+
+    /// A file in the temporary directory holding `contents`, removed by the test's teardown.
+    static func temporaryFile(_ test: XCTestCase, name: String = "afn-input", contents: Data) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)")
+        try contents.write(to: url)
+        test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+        return url
+    }
+
+    /// Locates the test bundle.
+    private final class Marker {}
+}
