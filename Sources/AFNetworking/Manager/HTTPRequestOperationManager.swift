@@ -125,18 +125,20 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     public func httpRequestOperation(with request: URLRequest,
                                      success: HTTPRequestOperation.SuccessBlock?,
                                      failure: HTTPRequestOperation.FailureBlock?) -> HTTPRequestOperation {
+        // One consistent snapshot of the settings (one lock, not one per property).
+        let settings = state.withLock { $0 }
         let operation = HTTPRequestOperation(request: request)
-        operation.responseSerializer = responseSerializer
-        operation.shouldUseCredentialStorage = shouldUseCredentialStorage
-        operation.credential = credential
-        operation.securityPolicy = securityPolicy
+        operation.responseSerializer = settings.responseSerializer
+        operation.shouldUseCredentialStorage = settings.shouldUseCredentialStorage
+        operation.credential = settings.credential
+        operation.securityPolicy = settings.securityPolicy
         operation.setCompletionBlockWithSuccess(success, failure: failure)
-        operation.completionQueue = completionQueue
-        operation.completionGroup = completionGroup
-        operation.clientCertificate = clientCertificate
-        operation.timeoutIntervalForResource = timeoutIntervalForResource
-        operation.retryPolicy = retryPolicy
-        operation.logger = logger
+        operation.completionQueue = settings.completionQueue
+        operation.completionGroup = settings.completionGroup
+        operation.clientCertificate = settings.clientCertificate
+        operation.timeoutIntervalForResource = settings.timeoutIntervalForResource
+        operation.retryPolicy = settings.retryPolicy
+        operation.logger = settings.logger
         return operation
     }
 
