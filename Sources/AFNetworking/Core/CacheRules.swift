@@ -16,7 +16,8 @@ enum CacheRules {
         case fail(NSError)
     }
 
-    /// `userInfo` key of a cached response: the security policy it was fetched under.
+    /// `userInfo` key of a cached response: the security policy and client
+    /// identity it was fetched under (`partitionTag`).
     static let policyKey = "AFNetworkingSecurityPolicy"
     /// The tag of OpenSSL's standard verification (the default policy).
     static let standardTag = "standard"
@@ -24,6 +25,17 @@ enum CacheRules {
     /// A policy's tag: the standard policy's, or the handshake fingerprint.
     static func policyTag(_ policy: SecurityPolicy) -> String {
         policy.isStandardVerification ? standardTag : policy.handshakeFingerprint
+    }
+
+    /// The partition a cached answer belongs to: the security policy it was
+    /// fetched under and the client identity it was fetched with. A server
+    /// that authenticates clients by certificate answers each identity for
+    /// itself, so an answer earned with one identity (or none) is never
+    /// served to a request made with another (or none).
+    static func partitionTag(policy: SecurityPolicy?, clientCertificate: ClientCertificate?) -> String {
+        let tag = policy.map(policyTag) ?? standardTag
+        guard let identity = clientCertificate?.identity else { return tag }
+        return "\(tag)|client:\(identity.fingerprint)"
     }
 
     /// Whether `URLCache` may answer the request at all: a GET that is not
@@ -48,7 +60,8 @@ enum CacheRules {
         case .unknown: entry = index.load(request, key: key)
         }
         // A response fetched under one security policy is never served to a
-        // request under another (a cache hit would skip the handshake's checks).
+        // request under another (a cache hit would skip the handshake's checks),
+        // nor one fetched with one client identity to a request with another.
         if let known = entry, known.policyTag != policyTag { entry = nil }
         switch request.cachePolicy {
         case .returnCacheDataDontLoad:

@@ -257,6 +257,68 @@ final class MutualTLSTests: OperationTestCase {
         XCTAssertEqual(third.response?.statusCode, 200, "the request with a certificate rode the anonymous connection")
     }
 
+    /// A cached answer is private to the client identity that earned it:
+    /// `fresh/hello.txt` is fresh for an hour, so a cache keyed only by URL and
+    /// policy would answer the anonymous and the rogue request itself (with the
+    /// trusted identity's 200) instead of letting nginx refuse them.
+    func testACachedAnswerIsNeverServedToAnotherIdentity() throws {
+        let url = try sharedFixture().nginxURL.appendingPathComponent("fresh/hello.txt")
+        // Operations use URLCache.shared; the fixture's port makes the URL this test's own.
+        func operation(_ identity: ClientCertificate?) -> HTTPRequestOperation {
+            var request = URLRequest(url: url)
+            request.timeoutInterval = 10
+            let operation = HTTPRequestOperation(request: request)
+            operation.securityPolicy = ModernSupport.permissivePolicy()
+            operation.clientCertificate = identity
+            return operation
+        }
+        let trusted = try pemIdentity()
+        let first = operation(trusted)
+        XCTAssertNil(run(first).error)
+        XCTAssertEqual(first.response?.statusCode, 200)
+        let again = operation(trusted)
+        XCTAssertNil(run(again).error)
+        XCTAssertEqual(again.responseString, "hello, client\n", "the same identity is served from the cache")
+
+        let anonymous = operation(nil)
+        _ = run(anonymous)
+        XCTAssertEqual(anonymous.response?.statusCode, 400, "the anonymous request was answered with the identified one's cached answer")
+        let rogue = operation(try rogueIdentity())
+        _ = run(rogue)
+        XCTAssertEqual(rogue.response?.statusCode, 400, "the rogue identity was answered with the trusted one's cached answer")
+    }
+
+    /// The session layer shares the rule: one configuration's cache, two managers.
+    func testASessionManagerNeverServesAnotherIdentitysCachedAnswer() async throws {
+        let fixture = try sharedFixture()
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil)
+        func manager(_ identity: ClientCertificate?) -> HTTPSessionManager {
+            let manager = HTTPSessionManager(baseURL: fixture.nginxURL, sessionConfiguration: configuration)
+            manager.securityPolicy = ModernSupport.permissivePolicy()
+            manager.responseSerializer = HTTPResponseSerializer()
+            manager.completionQueue = ModernSupport.completionQueue("mtls-cache")
+            manager.clientCertificate = identity
+            return manager
+        }
+        let identified = manager(try pemIdentity())
+        let anonymous = manager(nil)
+        defer {
+            identified.invalidateSessionCancelingTasks(true)
+            anonymous.invalidateSessionCancelingTasks(true)
+        }
+        try await modernBounded(30) {
+            let (response, _) = try await identified.get("fresh/hello.txt")
+            XCTAssertEqual(response.statusCode, 200)
+            do {
+                _ = try await anonymous.get("fresh/hello.txt")
+                XCTFail("the anonymous manager was answered with the identified one's cached answer")
+            } catch {
+                XCTAssertEqual(error.afnetworking.kind.httpStatus, 400, "\(error)")
+            }
+        }
+    }
+
     func testAConnectionIsNeverReusedForAnotherIdentity() throws {
         let url = try hello()
         let good = try makeOperation(url, identity: pemIdentity())

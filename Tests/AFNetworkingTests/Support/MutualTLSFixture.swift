@@ -110,7 +110,8 @@ final class MutualTLSMaterial: @unchecked Sendable {
 
 /// Two servers demanding a client certificate signed by the material's client CA:
 ///
-/// - nginx (`ssl_verify_client on`) serving `hello.txt`: as documented, it
+/// - nginx (`ssl_verify_client on`) serving `hello.txt` (and `fresh/hello.txt`,
+///   fresh for an hour): as documented, it
 ///   completes the handshake without a (trusted) client certificate and
 ///   answers such requests with an HTTP 400 page;
 /// - `openssl s_server -Verify 1 -verify_return_error -www` (TLS 1.3 only),
@@ -151,6 +152,10 @@ final class MutualTLSFixture: @unchecked Sendable {
         let root = base.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try Data("hello, client\n".utf8).write(to: root.appendingPathComponent("hello.txt"))
+        // The same greeting with an hour of explicit freshness, so a cache
+        // that ignored the client identity would answer a second request itself.
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("fresh"), withIntermediateDirectories: true)
+        try Data("hello, client\n".utf8).write(to: root.appendingPathComponent("fresh/hello.txt"))
 
         let httpsPort = Fixtures.freePort()
         let config = """
@@ -176,6 +181,7 @@ final class MutualTLSFixture: @unchecked Sendable {
                 ssl_verify_depth 2;
                 ssl_client_certificate \(material.clientCAPEM.path);
                 root \(root.path);
+                location /fresh/ { add_header Cache-Control "private, max-age=3600"; }
             }
         }
         """
