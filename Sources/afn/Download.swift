@@ -20,12 +20,13 @@ struct Download: ParsableCommand {
     )
 
     @Argument(help: "The URL to download.") var url: String
-    @Option(name: .shortAndLong, help: "Where to store the file (replaced when the download completes).") var output: String
+    @Option(name: .shortAndLong, help: "Where to store the file (replaced when the download completes; never a directory).") var output: String
     @OptionGroup(title: "Request") var options: RequestOptions
     @OptionGroup(title: "TLS") var tls: TLSOptions
 
     func validate() throws {
         try RequestOptions.validateURL(url)
+        try OutputPath.refuseDirectory(output)
     }
 
     func run() throws {
@@ -98,8 +99,12 @@ private struct DownloadRun {
         let bar = self.bar
         let progress: @Sendable (Progress) -> Void = { bar.update($0.completedUnitCount, of: $0.totalUnitCount) }
         let moveTo: @Sendable (URL, URLResponse) -> URL = { _, _ in
-            // The finished file replaces an older one.
-            try? FileManager.default.removeItem(at: destination)
+            // The finished file replaces an older file, never a directory (removeItem would
+            // delete it with everything in it): one made since `validate()` makes the move fail.
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                try? FileManager.default.removeItem(at: destination)
+            }
             return destination
         }
         let completion: @Sendable (URLResponse, URL?, Error?) -> Void = { _, _, error in
