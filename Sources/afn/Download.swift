@@ -45,6 +45,10 @@ struct Download: ParsableCommand {
         manager.securityPolicy = try tls.securityPolicy()
         manager.clientCertificate = try tls.clientCertificate()
         manager.retryPolicy = options.retryPolicy
+        let redirectLimit = options.maxRedirs.map(RedirectLimit.init(maximum:))
+        if let redirectLimit {
+            manager.setTaskWillPerformHTTPRedirectionBlock { _, _, _, proposed in redirectLimit.follow(proposed) }
+        }
         let target = URL(string: url)!
         var request = URLRequest(url: target)
         options.apply(to: &request)
@@ -65,6 +69,10 @@ struct Download: ParsableCommand {
             try resumeData.write(to: resumeFile, options: .atomic)
         } else if outcome.error == nil {
             try? FileManager.default.removeItem(at: resumeFile)
+        }
+        if let redirectLimit, redirectLimit.exceeded {
+            Console.error("maximum (\(redirectLimit.maximum)) redirects followed")
+            return ExitStatus.tooManyRedirects
         }
         if outcome.interrupted {
             Console.error("interrupted; run the same command again to continue")

@@ -80,7 +80,10 @@ struct RequestOptions: ParsableArguments {
         }
         if let maxTime { operation.timeoutIntervalForResource = maxTime }
         operation.retryPolicy = retryPolicy
-        return maxRedirs.map { RedirectLimit(maximum: $0, operation: operation) }
+        guard let maxRedirs else { return nil }
+        let limit = RedirectLimit(maximum: maxRedirs)
+        operation.setRedirectResponseBlock { _, proposed, _ in limit.follow(proposed) }
+        return limit
     }
 
     /// A `method` request for `url` carrying AFNetworking's default headers

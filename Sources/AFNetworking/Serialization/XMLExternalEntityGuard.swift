@@ -15,7 +15,9 @@ import FoundationXML
 /// names. `XMLNode.Options.nodeLoadExternalEntitiesNever` is no answer: on
 /// Linux it also turns off internal substitution and leaves references behind as
 /// nodes of kind `.invalid`. So the document is built while a parser with the
-/// `.never` policy is current: from its start-of-document callback.
+/// `.never` policy is current: from its start-of-document callback. (Called
+/// from inside another `XMLParser`'s callback, the guard leaves no parser
+/// current on return, as FoundationXML's own nested parses do.)
 enum XMLExternalEntityGuard {
     /// Options that would ask libxml2 to fetch external DTDs; never honoured.
     static let loadingOptions: XMLNode.Options = [.nodeLoadExternalEntitiesAlways, .nodeLoadExternalEntitiesSameOriginOnly]

@@ -105,5 +105,14 @@ final class OddResponseTests: OperationTestCase {
         XCTAssertEqual(enough.output, "done")
 
         XCTAssertEqual(try AFNTool.run(["get", "--max-redirs", "-1", start]).status, 64)
+
+        // afn download honours it too.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("afn-redirs-\(UUID().uuidString)")
+        addTeardownBlock { try? FileManager.default.removeItem(at: file) }
+        let cut = try AFNTool.run(["download", "--max-redirs", "1", "-o", file.path, start])
+        XCTAssertEqual(cut.status, 47, cut.stderr)
+        let whole = try AFNTool.run(["download", "--max-redirs", "2", "-o", file.path, start])
+        XCTAssertEqual(whole.status, 0, whole.stderr)
+        XCTAssertEqual(try String(contentsOf: file, encoding: .utf8), "done")
     }
 }
