@@ -20,12 +20,13 @@ struct Download: ParsableCommand {
     )
 
     @Argument(help: "The URL to download.") var url: String
-    @Option(name: .shortAndLong, help: "Where to store the file (replaced when the download completes).") var output: String
+    @Option(name: .shortAndLong, help: "Where to store the file (replaced when the download completes; never a directory).") var output: String
     @OptionGroup(title: "Request") var options: RequestOptions
     @OptionGroup(title: "TLS") var tls: TLSOptions
 
     func validate() throws {
         try RequestOptions.validateURL(url)
+        try OutputPath.refuseDirectory(output)
     }
 
     func run() throws {
@@ -44,6 +45,10 @@ struct Download: ParsableCommand {
         manager.securityPolicy = try tls.securityPolicy()
         manager.clientCertificate = try tls.clientCertificate()
         manager.retryPolicy = options.retryPolicy
+        let redirectLimit = options.maxRedirs.map(RedirectLimit.init(maximum:))
+        if let redirectLimit {
+            manager.setTaskWillPerformHTTPRedirectionBlock { _, _, _, proposed in redirectLimit.follow(proposed) }
+        }
         let target = URL(string: url)!
         var request = URLRequest(url: target)
         options.apply(to: &request)
@@ -64,6 +69,10 @@ struct Download: ParsableCommand {
             try resumeData.write(to: resumeFile, options: .atomic)
         } else if outcome.error == nil {
             try? FileManager.default.removeItem(at: resumeFile)
+        }
+        if let redirectLimit, redirectLimit.exceeded {
+            Console.error("maximum (\(redirectLimit.maximum)) redirects followed")
+            return ExitStatus.tooManyRedirects
         }
         if outcome.interrupted {
             Console.error("interrupted; run the same command again to continue")
@@ -98,8 +107,12 @@ private struct DownloadRun {
         let bar = self.bar
         let progress: @Sendable (Progress) -> Void = { bar.update($0.completedUnitCount, of: $0.totalUnitCount) }
         let moveTo: @Sendable (URL, URLResponse) -> URL = { _, _ in
-            // The finished file replaces an older one.
-            try? FileManager.default.removeItem(at: destination)
+            // The finished file replaces an older file, never a directory (removeItem would
+            // delete it with everything in it): one made since `validate()` makes the move fail.
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                try? FileManager.default.removeItem(at: destination)
+            }
             return destination
         }
         let completion: @Sendable (URLResponse, URL?, Error?) -> Void = { _, _, error in

@@ -16,15 +16,18 @@ import FoundationNetworking
 /// | 6      | cannot resolve the host                                           | NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed |
 /// | 7      | cannot connect                                                    | NSURLErrorCannotConnectToHost, NSURLErrorNotConnectedToInternet |
 /// | 8      | the server's reply is not valid HTTP                              | NSURLErrorBadServerResponse                      |
+/// | 18     | partial file: the connection closed before the whole body arrived | curl's CURLE_PARTIAL_FILE (underlying error)     |
 /// | 22     | HTTP status >= 400 with `-f/--fail`; always in `batch`, and for `get --resume` (nothing is saved) | the response |
-/// | 23     | cannot write the output file                                      | the tool                                         |
+/// | 23     | cannot write the output file                                      | the tool, NSURLErrorCannotWriteToFile/CreateFile/OpenFile |
 /// | 26     | cannot read a local input file (`-d @FILE`, `-F name=@FILE`)      | the tool                                         |
 /// | 28     | timed out (`--timeout` idle, `--max-time` total)                  | NSURLErrorTimedOut                               |
 /// | 35     | the TLS handshake failed                                          | NSURLErrorSecureConnectionFailed                 |
-/// | 47     | too many redirects                                                | NSURLErrorHTTPTooManyRedirects                   |
+/// | 47     | too many redirects (also more than `--max-redirs N`)              | NSURLErrorHTTPTooManyRedirects, the tool         |
+/// | 52     | empty reply: the server closed without sending a response         | curl's CURLE_GOT_NOTHING (underlying error)      |
 /// | 56     | the connection was lost / receive error                           | NSURLErrorNetworkConnectionLost                  |
 /// | 58     | client certificate problem (unreadable, refused, required)        | NSURLErrorClientCertificateRejected/Required     |
 /// | 60     | server certificate not trusted (trust store, host name, pins)     | NSURLErrorServerCertificate* (Untrusted, HasBadDate, HasUnknownRoot, NotYetValid) |
+/// | 61     | the body's content encoding is invalid or damaged                 | NSURLErrorCannotDecodeContentData                |
 /// | 64     | usage error: the subcommand's usage is printed                    | ArgumentParser's ValidationError                 |
 /// | 77     | the `--cacert` file cannot be read or holds no certificate        | the tool                                         |
 /// | 130    | `afn download` interrupted (resume data saved)                    | SIGINT / SIGTERM                                 |
@@ -39,15 +42,18 @@ enum ExitStatus {
     static let cannotResolveHost: Int32 = 6
     static let cannotConnect: Int32 = 7
     static let badServerResponse: Int32 = 8
+    static let partialFile: Int32 = 18
     static let httpError: Int32 = 22
     static let writeError: Int32 = 23
     static let readError: Int32 = 26
     static let timedOut: Int32 = 28
     static let tlsHandshakeFailed: Int32 = 35
     static let tooManyRedirects: Int32 = 47
+    static let emptyReply: Int32 = 52
     static let connectionLost: Int32 = 56
     static let clientCertificate: Int32 = 58
     static let serverCertificate: Int32 = 60
+    static let badContentEncoding: Int32 = 61
     static let usage: Int32 = 64
     static let caCertificateFile: Int32 = 77
     static let interrupted: Int32 = 130
@@ -56,6 +62,15 @@ enum ExitStatus {
     static func status(for error: Error) -> Int32 {
         let error = error as NSError
         guard error.domain == NSURLErrorDomain else { return other }
+        // curl's own code, kept underneath, tells apart what one URL error code covers.
+        if let curl = error.userInfo[NSUnderlyingErrorKey] as? NSError, curl.domain == AFNetworkingCurlErrorDomain {
+            switch curl.code {
+            case 18: return partialFile
+            case 52: return emptyReply
+            case 61: return badContentEncoding
+            default: break
+            }
+        }
         switch error.code {
         case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed:
             return cannotResolveHost
@@ -63,6 +78,10 @@ enum ExitStatus {
             return cannotConnect
         case NSURLErrorBadServerResponse:
             return badServerResponse
+        case NSURLErrorCannotWriteToFile, NSURLErrorCannotCreateFile, NSURLErrorCannotOpenFile:
+            return writeError
+        case NSURLErrorCannotDecodeContentData:
+            return badContentEncoding
         case NSURLErrorTimedOut:
             return timedOut
         case NSURLErrorSecureConnectionFailed:
@@ -88,11 +107,14 @@ enum ExitStatus {
           1   other failure
           3   (batch) a line is not an http(s) URL
           6   cannot resolve host            7   cannot connect
-          8   reply is not valid HTTP        22  HTTP status >= 400 with -f/--fail (always in batch)
+          8   reply is not valid HTTP        18  partial file: the body was cut short
+          22  HTTP status >= 400 with -f/--fail (always in batch)
           23  cannot write the output        26  cannot read an input file (-d @FILE, -F name=@FILE)
           28  timed out                      35  TLS handshake failed
-          47  too many redirects             56  connection lost / receive error
-          58  client certificate problem     60  server certificate not trusted (trust, host name, pin)
+          47  too many redirects (--max-redirs)  52  empty reply from the server
+          56  connection lost / receive error    58  client certificate problem
+          60  server certificate not trusted (trust, host name, pin)
+          61  bad content encoding (damaged gzip, deflate, ...)
           64  usage error                    77  --cacert file unreadable or without a certificate
           130 download interrupted (resume data saved)
         """

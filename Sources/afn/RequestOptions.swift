@@ -23,11 +23,15 @@ struct RequestOptions: ParsableArguments {
     @Option(help: "Retry up to N times after a transient failure (timeouts, refused or lost connections, 429, 503); GET, HEAD, PUT and DELETE only.")
     var retry: Int = 0
 
+    @Option(name: .customLong("max-redirs"), help: "Follow at most N redirects (0: follow none, the 3xx is the response); one more exits 47.")
+    var maxRedirs: Int?
+
     mutating func validate() throws {
         for line in header { _ = try Self.parse(header: line) }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         if let maxTime, maxTime <= 0 { throw ValidationError("--max-time must be positive") }
         guard retry >= 0 else { throw ValidationError("--retry cannot be negative") }
+        if let maxRedirs, maxRedirs < 0 { throw ValidationError("--max-redirs cannot be negative") }
     }
 
     /// `Name: value` split into its parts; an empty value is allowed.
@@ -68,13 +72,18 @@ struct RequestOptions: ParsableArguments {
     }
 
     /// Sets the credential (for Basic and Digest challenges), the total time
-    /// limit and the retry policy of an operation.
-    func apply(to operation: URLConnectionOperation) {
+    /// limit, the retry policy and the redirect limit of an operation.
+    @discardableResult
+    func apply(to operation: URLConnectionOperation) -> RedirectLimit? {
         if let credentials {
             operation.credential = URLCredential(user: credentials.user, password: credentials.password, persistence: .none)
         }
         if let maxTime { operation.timeoutIntervalForResource = maxTime }
         operation.retryPolicy = retryPolicy
+        guard let maxRedirs else { return nil }
+        let limit = RedirectLimit(maximum: maxRedirs)
+        operation.setRedirectResponseBlock { _, proposed, _ in limit.follow(proposed) }
+        return limit
     }
 
     /// A `method` request for `url` carrying AFNetworking's default headers

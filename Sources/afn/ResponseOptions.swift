@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// What the single-request commands (`get`, `post`, `put`) print and when
 /// an HTTP error status fails them.
@@ -17,4 +18,21 @@ struct ResponseOptions: ParsableArguments {
 
     @Flag(help: "Send 'Accept: application/json' (and JSON as the -d body type); print one JSON object: status, headers, body (parsed JSON or text), metrics, error.")
     var json = false
+
+    /// `-o` names a file to write into; a directory is a usage error, never replaced.
+    func validate() throws {
+        if let output { try OutputPath.refuseDirectory(output) }
+    }
+}
+
+/// Checks on an `-o/--output` path made before any request is sent.
+enum OutputPath {
+    /// A directory (or a symlink to one) cannot be the output: the tool would
+    /// have to replace it, and never does.
+    static func refuseDirectory(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw ValidationError("--output \(path) is a directory; name a file to write the body to")
+        }
+    }
 }

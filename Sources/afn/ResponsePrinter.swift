@@ -8,7 +8,8 @@ import FoundationNetworking
 /// the exit status (see `ExitStatus`):
 /// - a transport error: its message on stderr, its status;
 /// - an HTTP status >= 400 with `-f/--fail` (or `--resume`, which saves
-///   nothing then): a message on stderr, no body, 22; `-o FILE` is removed;
+///   nothing then): a message on stderr, no body, 22; `-o FILE` is left as it was
+///   (its bytes were never written, see `OutputFile`);
 /// - otherwise `-i`'s head and the body on stdout (unless `-o`), 0.
 /// With `--json`, stdout gets one JSON object instead, whatever happened.
 struct ResponsePrinter {
@@ -23,9 +24,6 @@ struct ResponsePrinter {
             exit = ExitStatus.status(for: error)
         } else {
             exit = httpFailure ? ExitStatus.httpError : ExitStatus.success
-        }
-        if httpFailure, !resumes, let path = options.output {
-            try? FileManager.default.removeItem(atPath: path)
         }
 
         if options.json {

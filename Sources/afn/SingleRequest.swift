@@ -30,8 +30,18 @@ struct SingleRequest {
         operation.responseSerializer.acceptableStatusCodes = nil
         operation.securityPolicy = policy
         operation.clientCertificate = certificate
-        options.apply(to: operation)
+        let redirectLimit = options.apply(to: operation)
         operation.completionQueue = callbackQueue
+        if let path = output.output, !resumes {
+            // Nothing touches the path before the first byte of an accepted response (see OutputFile):
+            // not for a status -f rejects, nor for a redirect past --max-redirs.
+            let failsOnHTTPError = output.fail
+            operation.outputStream = OutputFile(path: path) { [weak operation] in
+                if redirectLimit?.exceeded == true { return false }
+                guard failsOnHTTPError, let response = operation?.response else { return true }
+                return response.statusCode < 400
+            }
+        }
 
         let trace = output.verbose ? VerboseTrace() : nil
         trace?.attach(to: operation)
@@ -47,6 +57,16 @@ struct SingleRequest {
         operation.waitUntilFinished()
         bar?.finish()
 
+        if let redirectLimit, redirectLimit.exceeded, operation.error == nil {
+            throw ToolFailure(status: ExitStatus.tooManyRedirects, message: "maximum (\(redirectLimit.maximum)) redirects followed")
+        }
+        if let file = operation.outputStream as? OutputFile, operation.error == nil,
+           !(output.fail && (operation.response?.statusCode ?? 0) >= 400) {
+            // A successful empty body still makes (or empties) the output, as curl does.
+            do { try file.createIfNeverOpened() } catch {
+                throw ToolFailure(status: ExitStatus.writeError, message: error.localizedDescription)
+            }
+        }
         let exchange = Exchange(operation, bodyInFile: output.output != nil)
         trace?.finished(exchange)
         return ResponsePrinter(options: output, resumes: resumes).report(exchange)
@@ -63,12 +83,7 @@ struct SingleRequest {
                 throw ToolFailure(status: ExitStatus.writeError, message: "cannot write \(path).partial: \(error.localizedDescription)")
             }
         }
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw ToolFailure(status: ExitStatus.writeError, message: "cannot write \(path)")
-        }
-        let operation = HTTPRequestOperation(request: request)
-        operation.outputStream = OutputStream(toFileAtPath: path, append: false)
-        return operation
+        return HTTPRequestOperation(request: request)
     }
 }
 

@@ -102,7 +102,9 @@ extension TransferStateMachine {
         switch response.statusCode {
         // curl resolves the target only once the transfer is done, so while
         // the body arrives the Location header is what tells.
-        case 301, 302, 303, 307, 308: return response.value(forField: "location") != nil
+        // An empty Location leads nowhere: that 3xx is the response itself.
+        case 301, 302, 303, 307, 308:
+            return response.value(forField: "location").map { !$0.trimmingCharacters(in: .whitespaces).isEmpty } ?? false
         case 401, 407: return true
         default: return false
         }
@@ -304,6 +306,9 @@ extension TransferStateMachine {
             return .askChallenge(ChallengeQuestion(token: followUp.token, response: response, protectionSpace: space,
                                                    previousFailureCount: journey.authenticationFailures))
         default:
+            // No target curl could resolve from Location: not a redirect to
+            // follow, so the 3xx is delivered as it is (curl does the same).
+            guard response.redirectURL != nil else { return declineFollowUp(journey, hop: hop, response: response) }
             guard journey.redirects < configuration.maximumRedirects else {
                 let error = TransportErrors.make(NSURLErrorHTTPTooManyRedirects, url: response.url, underlying: nil)
                 return deliver(Outcome(failure: error, response: .received(response), request: hop.request, journey: journey))

@@ -124,7 +124,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// The encoding named by the response's Content-Type charset, else UTF-8.
     public var responseStringEncoding: String.Encoding {
-        TextEncoding.encoding(forCharset: response?.textEncodingName) ?? .utf8
+        TextEncoding.encoding(forCharset: ContentType.of(response).charset) ?? .utf8
     }
 
     // MARK: - Settings

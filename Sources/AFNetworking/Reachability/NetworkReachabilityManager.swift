@@ -37,6 +37,12 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
         super.init()
     }
 
+    /// A manager released while monitoring stops (2.7's `dealloc` did): its
+    /// netlink socket would otherwise stay open for the life of the process.
+    deinit {
+        state.withLock { $0.monitor }?.stop()
+    }
+
     /// The manager for the network in general (2.7: the zero address).
     public static func shared() -> NetworkReachabilityManager { sharedInstance }
     private static let sharedInstance = NetworkReachabilityManager(target: .anyNetwork)

@@ -49,7 +49,7 @@ open class JSONResponseSerializer: HTTPResponseSerializer, @unchecked Sendable {
     /// then the parse error with the validation error underneath, or the validation error.
     open override func responseObject(for response: URLResponse?, data: Data?) throws -> Any? {
         let validationError = try validationErrorAllowingBody(response, data: data)
-        return try decode(data, encodingName: response?.textEncodingName, response: { response }, validationError: validationError)
+        return try decode(data, encodingName: ContentType.of(response).charset, response: { response }, validationError: validationError)
     }
 
     override func responseObject(forReceived response: ResponseSummary, data: Data?) throws -> Any? {

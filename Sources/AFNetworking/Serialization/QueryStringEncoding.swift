@@ -132,7 +132,7 @@ enum QueryStringEncoding {
         case let string as Substring: return String(string)
         case let bool as Bool where type(of: value) == Bool.self: return bool ? "1" : "0"
         case let double as Double where type(of: value) == Double.self: return describe(double: double)
-        case let float as Float where type(of: value) == Float.self: return describe(double: Double(float))
+        case let float as Float where type(of: value) == Float.self: return describe(float: float)
         case let number as NSNumber: return describe(number: number)
         case let url as URL: return url.absoluteString
         case let data as Data: return describe(data: data)
@@ -143,7 +143,8 @@ enum QueryStringEncoding {
 
     private static func describe(number: NSNumber) -> String {
         let type = String(cString: number.objCType)
-        if type == "d" || type == "f" { return describe(double: number.doubleValue) }
+        if type == "f" { return describe(float: number.floatValue) }
+        if type == "d" { return describe(double: number.doubleValue) }
         if type == "c" || type == "B" { return number.boolValue ? "1" : "0" }
         return number.stringValue
     }
@@ -154,6 +155,15 @@ enum QueryStringEncoding {
             return String(Int64(double))
         }
         return String(describing: double)
+    }
+
+    /// A `Float` in its own precision, as `NSNumber` prints it: `0.1`, not the
+    /// `0.10000000149011612` of the same value widened to `Double` first.
+    private static func describe(float: Float) -> String {
+        if float.isFinite, float.rounded() == float, abs(float) < 1e15 {
+            return String(Int64(float))
+        }
+        return String(describing: float)
     }
 
     /// `<48656c6c 6f>`: the classic `NSData` description, grouped in 4-byte words.

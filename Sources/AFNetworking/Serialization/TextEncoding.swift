@@ -50,7 +50,7 @@ enum TextEncoding {
     /// Decodes `data` following the response's charset (falling back to `fallback`), and
     /// throws a clear error instead of silently dropping bytes that are invalid in it.
     static func decode(_ data: Data, response: URLResponse?, fallback: String.Encoding) throws -> String {
-        try decode(data, encodingName: response?.textEncodingName, response: { response }, fallback: fallback)
+        try decode(data, encodingName: ContentType.of(response).charset, response: { response }, fallback: fallback)
     }
 
     /// `decode(_:response:fallback:)` with the charset name given; `response`
@@ -73,7 +73,7 @@ enum TextEncoding {
     /// The body re-encoded as UTF-8 ready for a parser, or nil when it is empty or only
     /// whitespace (Rails answers `head :ok` with a single space, which is "no content").
     static func utf8Payload(_ data: Data, response: URLResponse?, fallback: String.Encoding) throws -> Data? {
-        try utf8Payload(data, encodingName: response?.textEncodingName, response: { response }, fallback: fallback)
+        try utf8Payload(data, encodingName: ContentType.of(response).charset, response: { response }, fallback: fallback)
     }
 
     /// `utf8Payload(_:response:fallback:)` with the charset name given.

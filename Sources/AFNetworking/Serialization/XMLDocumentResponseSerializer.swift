@@ -14,7 +14,8 @@ open class XMLDocumentResponseSerializer: HTTPResponseSerializer, @unchecked Sen
     /// `options`, behind a lock of its own: the serializer is shared across threads.
     private let documentOptions = LockedState<XMLNode.Options>([])
 
-    /// Options passed to `XMLDocument(data:options:)`. Defaults to none.
+    /// Options passed to `XMLDocument(data:options:)`. Defaults to none. External entities
+    /// and DTDs are never loaded: `nodeLoadExternalEntitiesAlways` and `…SameOriginOnly` are ignored.
     open var options: XMLNode.Options {
         get { documentOptions.withLock { $0 } }
         set { documentOptions.withLock { $0 = newValue } }
@@ -40,7 +41,9 @@ open class XMLDocumentResponseSerializer: HTTPResponseSerializer, @unchecked Sen
         if let data = data, !data.isEmpty {
             do {
                 try Self.checkWellFormed(data)
-                document = try XMLDocument(data: data, options: options)
+                // External entities and DTDs stay unloaded whatever the options ask.
+                let parseOptions = options.subtracting(XMLExternalEntityGuard.loadingOptions)
+                document = try XMLExternalEntityGuard.run { try XMLDocument(data: data, options: parseOptions) }
             } catch let error as NSError {
                 parseError = error
             }

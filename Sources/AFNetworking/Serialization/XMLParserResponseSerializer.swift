@@ -25,7 +25,11 @@ open class XMLParserResponseSerializer: HTTPResponseSerializer, @unchecked Senda
         // The caller will parse with a delegate: bytes that would crash
         // FoundationXML's callbacks are refused here.
         try XMLInputValidation.validate(data)
-        return XMLParser(data: data)
+        let parser = XMLParser(data: data)
+        // Stated, not inherited: external entities are never loaded unless the caller opts in on this parser.
+        parser.externalEntityResolvingPolicy = .never
+        parser.shouldResolveExternalEntities = false
+        return parser
     }
 
     /// Restores a serializer archived with `encode(with:)`.

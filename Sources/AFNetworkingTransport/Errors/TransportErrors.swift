@@ -33,12 +33,34 @@ package enum TransportErrors {
         let underlying = NSError(domain: curlErrorDomain, code: Int(code.rawValue), userInfo: [
             NSLocalizedDescriptionKey: curlMessage ?? curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)",
         ])
-        return make(urlErrorCode(for: code, tlsVerifyResult: tlsVerifyResult), url: url, underlying: underlying)
+        return make(urlErrorCode(for: code, tlsVerifyResult: tlsVerifyResult), url: url, underlying: underlying,
+                    description: specificDescription(for: code))
+    }
+
+    /// Where one URL error code covers several of curl's, the message says
+    /// which one happened (curl's own words stay in the underlying error).
+    package static func specificDescription(for code: CURLcode) -> String? {
+        switch code {
+        case CURLE_PARTIAL_FILE:
+            return "The connection closed before the whole response body arrived."
+        case CURLE_GOT_NOTHING:
+            return "The server closed the connection without sending a response."
+        case CURLE_BAD_CONTENT_ENCODING:
+            return "The response body could not be decoded: its Content-Encoding is invalid or damaged."
+        case CURLE_WEIRD_SERVER_REPLY:
+            return "The server's reply is not valid HTTP."
+        default:
+            return nil
+        }
     }
 
     /// curl's code, corrected where curl's category misleads for HTTP:
     /// - a reply that is not HTTP at all is "unsupported protocol" to curl
-    ///   (it refuses HTTP/0.9): for an http(s) URL that is a bad server response;
+    ///   (it refuses HTTP/0.9), also after an interim 100 Continue: curl only
+    ///   ever gets http(s) URLs (`RequestValidation`), so it is a bad server response;
+    /// - a write error curl reports although our callbacks recorded no abort
+    ///   comes from curl's own content decoder (a damaged gzip stream, data
+    ///   after its end): the body cannot be decoded, nothing was cancelled;
     /// - a malformed chunked body is a receive error to curl: it is a bad
     ///   server response, not a lost connection;
     /// - a header line over curl's own limit is "out of memory" to curl: while
@@ -60,8 +82,10 @@ package enum TransportErrors {
             // handshake-failure alert, which says too little to be told apart.)
         }
         switch code {
-        case CURLE_UNSUPPORTED_PROTOCOL where !gotStatus:
+        case CURLE_UNSUPPORTED_PROTOCOL:
             return CURLE_WEIRD_SERVER_REPLY
+        case CURLE_WRITE_ERROR:
+            return CURLE_BAD_CONTENT_ENCODING
         case CURLE_RECV_ERROR where curlMessage?.contains("chunked-encoding") == true,
              CURLE_RECV_ERROR where curlMessage?.contains("response headers") == true:
             return CURLE_WEIRD_SERVER_REPLY

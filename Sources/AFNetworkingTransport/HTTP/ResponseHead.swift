@@ -51,7 +51,7 @@ package struct ResponseHead: Sendable {
             headBytes = 0
             isInProgress = false
             if (100..<200).contains(statusCode) { return .pending }
-            if let problem = contentLengthProblem() { return .invalid(problem) }
+            if let problem = contentLengthProblem() ?? transferCodingProblem() { return .invalid(problem) }
             isComplete = true
             return .complete
         }
@@ -150,6 +150,13 @@ package struct ResponseHead: Sendable {
             }
         }
         return nil
+    }
+
+    /// The Transfer-Encoding chain's fault, if any (see `TransferCodingChain`).
+    private func transferCodingProblem() -> String? {
+        let values = spans.filter { HeadBytes.nameMatches(bytes, $0, "transfer-encoding") }
+            .map { bytes[Int($0.valueStart)..<Int($0.valueEnd)] }
+        return values.isEmpty ? nil : TransferCodingChain.problem(in: values)
     }
 
     /// Header fields with repeated names joined by ", " as Foundation does; the

@@ -32,10 +32,17 @@ enum AFNTool {
     /// Runs `afn arguments`, feeding `stdin` (empty when nil); a run still
     /// going after `timeout` seconds is terminated (and its status is then
     /// SIGTERM's).
-    static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60) throws -> Run {
+    /// With `shell`, afn is started by `/bin/sh -c shell afn arguments…` (the
+    /// script ends with `exec "$0" "$@"`), to set limits such as `ulimit -f`.
+    static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60, shell: String? = nil) throws -> Run {
         let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
+        if let shell {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", shell, try executable().path] + arguments
+        } else {
+            process.executableURL = try executable()
+            process.arguments = arguments
+        }
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors

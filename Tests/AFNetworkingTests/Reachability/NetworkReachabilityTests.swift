@@ -46,6 +46,37 @@ final class NetworkReachabilityTests: XCTestCase {
         XCTAssertEqual(manager.localizedNetworkReachabilityStatusString(), "Reachable via WiFi")
     }
 
+    /// 2.7's `dealloc` stops monitoring: 100 managers released while monitoring
+    /// leave no netlink socket behind (descriptors counted in /proc/self/fd).
+    func testReleasingAMonitoringManagerClosesItsSocket() throws {
+        func openDescriptors() throws -> Int {
+            // readdir, not an enumerator: the entries are links, some to directories.
+            let directory = try XCTUnwrap(opendir("/proc/self/fd"), "/proc/self/fd is readable")
+            defer { closedir(directory) }
+            var count = 0
+            while readdir(directory) != nil, count < 100_000 { count += 1 }
+            return count
+        }
+        final class Weak: @unchecked Sendable { weak var manager: NetworkReachabilityManager? }
+        let before = try openDescriptors()
+        var released: [Weak] = []
+        for _ in 0..<100 {
+            let manager = loopbackManager()
+            manager.startMonitoring()
+            let reference = Weak()
+            reference.manager = manager
+            released.append(reference)
+        }
+        // Pending status reports hold a manager until the main queue runs them, and
+        // each socket is closed by its dispatch source's cancel handler: both are waited for.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, try (released.contains { $0.manager != nil } || openDescriptors() >= before + 10) {
+            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.01))
+        }
+        XCTAssertFalse(released.contains { $0.manager != nil }, "every manager was released")
+        XCTAssertLessThan(try openDescriptors(), before + 10, "a released manager's netlink socket stayed open")
+    }
+
     func testLocalhostDomainIsReachable() {
         let manager = NetworkReachabilityManager.manager(forDomain: "localhost")
         manager.startMonitoring()

@@ -22,6 +22,16 @@ final class QueryStringEncodingTests: XCTestCase {
         XCTAssertEqual(query(["nb": NSNumber(value: true), "nd": NSNumber(value: 1.0), "ni": NSNumber(value: 9)]), "nb=1&nd=1&ni=9")
     }
 
+    /// A `Float` prints in its own precision, as NSNumber's description does in 2.7.
+    func testFloatsPrintAsNSNumberDoes() throws {
+        XCTAssertEqual(query(["f": Float(0.1)]), "f=0.1")
+        XCTAssertEqual(query(["f": NSNumber(value: Float(0.1))]), "f=0.1")
+        XCTAssertEqual(query(["f": Float(-2.75), "g": Float(3)]), "f=-2.75&g=3")
+        XCTAssertEqual(query(["d": 0.1, "e": NSNumber(value: 0.1)]), "d=0.1&e=0.1")
+        XCTAssertEqual(try HTTPRequestSerializer().request(withMethod: "GET", urlString: "http://127.0.0.1/q",
+                                                           parameters: ["f": Float(0.1)]).url?.query, "f=0.1")
+    }
+
     func testNSCollections() {
         let dictionary = NSDictionary(dictionary: ["k": NSArray(array: ["v1", "v2"])])
         XCTAssertEqual(query(dictionary), "k%5B%5D=v1&k%5B%5D=v2")
