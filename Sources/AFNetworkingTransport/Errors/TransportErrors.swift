@@ -33,8 +33,10 @@ package enum TransportErrors {
         let underlying = NSError(domain: curlErrorDomain, code: Int(code.rawValue), userInfo: [
             NSLocalizedDescriptionKey: curlMessage ?? curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)",
         ])
-        return make(urlErrorCode(for: code, tlsVerifyResult: tlsVerifyResult), url: url, underlying: underlying,
-                    description: specificDescription(for: code))
+        let urlCode = urlErrorCode(for: code, tlsVerifyResult: tlsVerifyResult)
+        let description = tlsDescription(forURLErrorCode: urlCode, curlCode: code, verifyResult: tlsVerifyResult,
+                                         curlMessage: curlMessage) ?? specificDescription(for: code)
+        return make(urlCode, url: url, underlying: underlying, description: description)
     }
 
     /// Where one URL error code covers several of curl's, the message says

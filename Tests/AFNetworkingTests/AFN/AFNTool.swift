@@ -29,12 +29,13 @@ enum AFNTool {
         return found
     }
 
-    /// Runs `afn arguments`, feeding `stdin` (empty when nil); a run still
+    /// Runs `afn arguments` with `environment` added to the test's, feeding `stdin` (empty when nil); a run still
     /// going after `timeout` seconds is terminated (and its status is then
     /// SIGTERM's).
     /// With `shell`, afn is started by `/bin/sh -c shell afn arguments…` (the
     /// script ends with `exec "$0" "$@"`), to set limits such as `ulimit -f`.
-    static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60, shell: String? = nil) throws -> Run {
+    static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60, shell: String? = nil,
+                    environment: [String: String] = [:]) throws -> Run {
         let process = Process()
         if let shell {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -42,6 +43,9 @@ enum AFNTool {
         } else {
             process.executableURL = try executable()
             process.arguments = arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
