@@ -18,7 +18,11 @@ struct ResponseDecision {
         case asked(parked: TransferStateMachine.Outcome?)
         case allowed
         case cancelled
-        /// `.becomeDownload`: the body goes to a file.
+        /// `.becomeDownload` was answered but the delegate has not yet been
+        /// told of the download task: the task's end waits (parked here) so
+        /// the did-become call comes before any call about the download.
+        case becomingDownload(parked: TransferStateMachine.Outcome?)
+        /// `.becomeDownload`, announced: the body goes to a file.
         case becameDownload
     }
 
@@ -28,9 +32,9 @@ struct ResponseDecision {
         case proceed(TransferStateMachine.Outcome)
         /// Cancel the running task.
         case cancelTask
-        /// Move the body to a file for a new download task; `then` is a
-        /// parked end to continue afterwards.
-        case becomeDownload(then: TransferStateMachine.Outcome?)
+        /// Move the body to a file for a new download task, announce it, then
+        /// call `downloadAnnounced()` for the end to continue.
+        case becomeDownload
     }
 
     private(set) var state = State.open
@@ -50,9 +54,12 @@ struct ResponseDecision {
         case .asked(parked: nil):
             state = .asked(parked: outcome)
             return nil
+        case .becomingDownload(parked: nil):
+            state = .becomingDownload(parked: outcome)
+            return nil
         case .cancelled:
             return Self.cancelling(outcome)
-        case .open, .allowed, .becameDownload, .asked:
+        case .open, .allowed, .becameDownload, .asked, .becomingDownload:
             return outcome
         }
     }
@@ -65,13 +72,24 @@ struct ResponseDecision {
             state = .cancelled
             return parked.map { .proceed(Self.cancelling($0)) } ?? .cancelTask
         case .becomeDownload:
-            state = .becameDownload
-            return .becomeDownload(then: parked)
+            state = .becomingDownload(parked: parked)
+            return .becomeDownload
         default:
             // `.allow`, and `.becomeStream` (there are no stream tasks on Linux).
             state = .allowed
             return parked.map { .proceed($0) } ?? .none
         }
+    }
+
+    /// The delegate has been told of the download task: returns the parked
+    /// end to continue with, if the task ended meanwhile.
+    mutating func downloadAnnounced() -> TransferStateMachine.Outcome? {
+        guard case .becomingDownload(let parked) = state else {
+            assertionFailure("downloadAnnounced outside becomingDownload: \(state)")
+            return nil
+        }
+        state = .becameDownload
+        return parked
     }
 
     /// `cancel()` while the answer is outstanding counts as `.cancel`.
@@ -84,13 +102,15 @@ struct ResponseDecision {
     var deliversData: Bool {
         switch state {
         case .open, .asked, .allowed: return true
-        case .cancelled, .becameDownload: return false
+        case .cancelled, .becomingDownload, .becameDownload: return false
         }
     }
 
     var becameDownload: Bool {
-        if case .becameDownload = state { return true }
-        return false
+        switch state {
+        case .becomingDownload, .becameDownload: return true
+        case .open, .asked, .allowed, .cancelled: return false
+        }
     }
 
     /// A refused response: the task ends cancelled, without the body.

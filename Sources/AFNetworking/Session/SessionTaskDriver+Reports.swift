@@ -143,15 +143,17 @@ extension SessionTaskDriver {
             cancel()
         case .proceed(let outcome):
             context.events.submit { [self] in outputFinished(outcome) }
-        case .becomeDownload(let parked):
-            becomeDownload(then: parked)
+        case .becomeDownload:
+            becomeDownload()
         }
     }
 
     /// `.becomeDownload`: a download task takes the data task's place; the
     /// body kept so far and the rest of it go to a temporary file (or, when
-    /// the body was already complete, the end writes it there).
-    private func becomeDownload(then parked: TransferStateMachine.Outcome?) {
+    /// the body was already complete, the end writes it there). The task's
+    /// end waits in the decision until the did-become call has run, so the
+    /// delegate hears of the download task before anything about it.
+    private func becomeDownload() {
         let identifier = TaskIdentifiers.next()
         let downloadTask = SessionDownloadTask(driver: self, identifier: identifier)
         let (previous, oldIdentifier) = state.withLock { state -> (URLSessionTask?, Int) in
@@ -184,7 +186,7 @@ extension SessionTaskDriver {
             if let dataTask = previous as? URLSessionDataTask {
                 context.manager?.urlSession(context.session, dataTask: dataTask, didBecome: downloadTask)
             }
-            if let parked { outputFinished(parked) }
+            if let parked = state.withLock({ $0.response.downloadAnnounced() }) { outputFinished(parked) }
         }
     }
 }

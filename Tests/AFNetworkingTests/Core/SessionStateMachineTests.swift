@@ -226,10 +226,30 @@ final class SessionStateMachineTests: XCTestCase {
         var decision = ResponseDecision()
         _ = decision.responseArrived(mustAsk: true)
         XCTAssertNil(decision.outcomeFinal(outcome()))
-        guard case .becomeDownload(let parked) = decision.decide(URLSession.ResponseDisposition(rawValue: 2)!) else { return XCTFail("becomes a download") }
-        XCTAssertNotNil(parked)
+        guard case .becomeDownload = decision.decide(URLSession.ResponseDisposition(rawValue: 2)!) else { return XCTFail("becomes a download") }
         XCTAssertTrue(decision.becameDownload)
         XCTAssertFalse(decision.deliversData)
+        XCTAssertNotNil(decision.downloadAnnounced(), "the parked end continues once the download task is announced")
+        XCTAssertNotNil(decision.outcomeFinal(outcome()), "nothing is held back after that")
+    }
+
+    /// The end that comes after the answer but before the download task was
+    /// announced waits for the announcement: the delegate must hear of the
+    /// download task before its did-finish-downloading and did-complete calls.
+    func testAnEndBeforeTheDownloadIsAnnouncedWaitsForTheAnnouncement() {
+        var decision = ResponseDecision()
+        _ = decision.responseArrived(mustAsk: true)
+        guard case .becomeDownload = decision.decide(URLSession.ResponseDisposition(rawValue: 2)!) else { return XCTFail("becomes a download") }
+        XCTAssertNil(decision.outcomeFinal(outcome()), "parked until the did-become call has run")
+        XCTAssertNotNil(decision.downloadAnnounced(), "released by the announcement")
+    }
+
+    func testAnEndAfterTheAnnouncementContinuesAtOnce() {
+        var decision = ResponseDecision()
+        _ = decision.responseArrived(mustAsk: true)
+        _ = decision.decide(URLSession.ResponseDisposition(rawValue: 2)!)
+        XCTAssertNil(decision.downloadAnnounced(), "nothing parked")
+        XCTAssertNotNil(decision.outcomeFinal(outcome()))
     }
 
     func testCancelWhileAskingCountsAsTheAnswer() {
