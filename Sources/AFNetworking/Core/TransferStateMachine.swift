@@ -182,9 +182,14 @@ struct TransferStateMachine {
     // MARK: - Starting
 
     /// The adapter's `start()`: `request` is what to send now, `retry` how
-    /// failures are retried (nil: never).
-    mutating func start(_ request: URLRequest, bodyInMemory: Bool, retry: RetryPlan? = nil) -> Action {
+    /// failures are retried (nil: never). `cancelled`: the front-end already
+    /// counts itself cancelled (`Operation.isCancelled` is set before its
+    /// `cancel()` reaches the machine, and a queue may start the operation on
+    /// another thread in between): it ends cancelled and nothing is sent.
+    mutating func start(_ request: URLRequest, bodyInMemory: Bool, retry: RetryPlan? = nil, cancelled: Bool = false) -> Action {
         switch state {
+        case .waiting where cancelled, .pausedBeforeStart where cancelled:
+            return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
         case .waiting(cancelled: true):
             return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
         case .waiting(cancelled: false):

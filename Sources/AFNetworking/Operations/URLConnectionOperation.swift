@@ -60,7 +60,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// what an `OperationQueue` does when the operation is added to it, so
     /// `result()` leaves starting it to the queue.
     let readinessAsked = Atomic<Bool>(false)
-    /// Dependency changes in progress (their `isReady` reads are not a queue's).
+    /// Dependency changes and cancels in progress (their `isReady` reads are not a queue's).
     let dependencyEdits = Atomic<Int>(0)
 
     /// Creates an operation for `request`; nothing is sent until it starts.
@@ -341,7 +341,8 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// pending, does nothing). An operation cancelled before it started
     /// finishes at once with `NSURLErrorCancelled`.
     open override func start() {
-        guard isCancelled || super.isReady else { return }
+        let cancelled = isCancelled
+        guard cancelled || super.isReady else { return }
         // The deadline exists before the start, so the phase change to
         // executing arms it (see `announce`); paused before it ever ran, the
         // clock starts when it is resumed.
@@ -354,7 +355,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         let plan = retry.map { TransferStateMachine.RetryPlan(policy: $0, bodyCanBeResent: BodyStreams.canResend(request)) }
         handle { core in
             prepareWriter(for: stream, in: &core)
-            return core.machine.start(request, bodyInMemory: stream == nil, retry: plan)
+            return core.machine.start(request, bodyInMemory: stream == nil, retry: plan, cancelled: cancelled)
         }
     }
 
@@ -380,7 +381,11 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// a redirect or challenge decision, or is paused.
     open override func cancel() {
         guard !isFinished, !isCancelled else { return }
+        // Foundation's cancel() reads isReady; that read does not mean a
+        // queue holds the operation (see `result()`).
+        dependencyEdits.wrappingAdd(1, ordering: .relaxed)
         super.cancel()
+        dependencyEdits.wrappingSubtract(1, ordering: .relaxed)
         let request = self.request
         handle { $0.machine.cancel(request) }
     }
