@@ -99,6 +99,10 @@ struct TransferStateMachine {
         var expectedLength: Int64 = -1
         /// The response that stands if a resumed request finds the body complete (416).
         var responseBeforeResume: ReceivedResponse?
+        /// The adapter's stream still holds bytes of an entity this one
+        /// replaces (a resume without `Range`): the next entity's head tells
+        /// it to start over, before its first byte.
+        var streamHoldsStaleBytes = false
 
         init(inMemory: Bool) { memory = inMemory ? Data() : nil }
     }
@@ -375,6 +379,7 @@ struct TransferStateMachine {
             journey.retry = earlier.retry
             if ResumeRules.offset(of: request) == nil {
                 // Without Range the server sends the entity from its start.
+                if journey.output.entityBytes > 0 { journey.output.streamHoldsStaleBytes = true }
                 journey.output.restart()
             }
             state = .waiting(cancelled: false)

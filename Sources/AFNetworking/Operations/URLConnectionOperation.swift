@@ -166,7 +166,8 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// The request's `timeoutInterval` is an idle timeout (no byte for that
     /// long); this bounds the whole operation — redirects, challenges, retries
     /// and a server dripping bytes included, pauses excluded — which then fails
-    /// with `NSURLErrorTimedOut`. Read when the operation starts.
+    /// with `NSURLErrorTimedOut`. Read when the operation starts. Longer than a
+    /// year (`.infinity`, `.greatestFiniteMagnitude`): no budget.
     public var timeoutIntervalForResource: TimeInterval {
         get { settings.withLock { $0.timeoutIntervalForResource } }
         set { settings.withLock { $0.timeoutIntervalForResource = newValue } }
@@ -347,7 +348,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         // executing arms it (see `announce`); paused before it ever ran, the
         // clock starts when it is resumed.
         let (request, stream, retry) = settings.withLock { settings in
-            if settings.deadline == nil, settings.timeoutIntervalForResource > 0 {
+            // Longer than a year (infinite, distantFuture's interval): none.
+            if settings.deadline == nil, settings.timeoutIntervalForResource > 0,
+               settings.timeoutIntervalForResource <= TransferOptions.longestIdleTimeout {
                 settings.deadline = ResourceDeadline(limit: settings.timeoutIntervalForResource)
             }
             return (settings.request, settings.outputStream, settings.retryPolicy)
