@@ -3,9 +3,27 @@ import Foundation
 
 /// Links an awaiting Swift task to the operation or session task it waits
 /// for: cancelling the Swift task cancels the request, also when the cancel
-/// comes before the request exists.
+/// comes before the request exists, and resumes the awaiting task itself —
+/// at once, whether or not the request's queue runs (a suspended operation
+/// queue, a busy main queue that would deliver the completion).
 final class CancellationLink: Sendable {
-    private let state = LockedState<(cancel: (@Sendable () -> Void)?, cancelled: Bool)>((nil, false))
+    private struct State {
+        var cancel: (@Sendable () -> Void)?
+        var abandon: (@Sendable () -> Void)?
+        var cancelled = false
+    }
+
+    private let state = LockedState(State())
+
+    /// What ends the wait on cancel. False when the Swift task is already
+    /// cancelled (nothing was kept: the caller ends the wait itself).
+    func onCancel(_ abandon: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state -> Bool in
+            if state.cancelled { return false }
+            state.abandon = abandon
+            return true
+        }
+    }
 
     /// The request to cancel; cancelled at once if the Swift task already was.
     func link(_ cancel: @escaping @Sendable () -> Void) {
@@ -18,12 +36,13 @@ final class CancellationLink: Sendable {
     }
 
     func cancel() {
-        let cancel = state.withLock { state -> (@Sendable () -> Void)? in
+        let (cancel, abandon) = state.withLock { state -> ((@Sendable () -> Void)?, (@Sendable () -> Void)?) in
             state.cancelled = true
-            defer { state.cancel = nil }
-            return state.cancel
+            defer { state.cancel = nil; state.abandon = nil }
+            return (state.cancel, state.abandon)
         }
         cancel?()
+        abandon?()
     }
 }
 
@@ -56,10 +75,16 @@ enum AsyncBridge {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Handover<Value>, Error>) in
                     let once = Once()
-                    let cancel = start { result in
+                    let resume: @Sendable (Result<Handover<Value>, Error>) -> Void = { result in
                         guard once.claim() else { return }
                         continuation.resume(with: result)
                     }
+                    // The request's own completion may wait for a queue that
+                    // does not run; a cancelled await does not wait for it.
+                    if !link.onCancel({ resume(.failure(CancellationError())) }) { resume(.failure(CancellationError())) }
+                    // Made even then, so the request is cancelled as it would
+                    // have been a moment later (`link` cancels it at once).
+                    let cancel = start(resume)
                     if let cancel { link.link(cancel) }
                 }
             } onCancel: {

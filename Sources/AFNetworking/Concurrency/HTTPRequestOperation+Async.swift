@@ -8,7 +8,9 @@ extension HTTPRequestOperation {
     /// Starts the operation unless it is already enqueued, started or
     /// finished, waits until it has finished, and returns its final response
     /// and `responseObject`, or throws its `error` (`CancellationError` when
-    /// the awaiting task is cancelled, which cancels the operation).
+    /// the awaiting task is cancelled, which cancels the operation; that
+    /// throws at once, without waiting for the operation's queue or its
+    /// completion queue, and the operation finishes right after).
     ///
     /// "Enqueued" is known by the queue having asked `isReady`, which is what
     /// swift-corelibs-foundation's `OperationQueue` does when an operation is

@@ -49,6 +49,8 @@ final class ResponseBodyWriter: @unchecked Sendable {
     // Drain-job only.
     private var stream: OutputStream
     private var opened = false
+    /// Where the body begins in a file stream: its offset when opened.
+    private var fileStart: off_t = 0
     private var failure: NSError?
 
     init(stream: OutputStream, onFailure: @escaping @Sendable (NSError) -> Void) {
@@ -166,6 +168,8 @@ final class ResponseBodyWriter: @unchecked Sendable {
         guard !opened else { return }
         opened = true
         stream.open()
+        // A file stream's body begins where the stream stood when opened.
+        if let offset = (stream.property(forKey: .fileCurrentOffsetKey) as? NSNumber)?.int64Value { fileStart = off_t(offset) }
         if stream.streamStatus == .error {
             recordFailure(stream.streamError.map { $0 as NSError }
                 ?? ResponseBodyWriter.writeError(description: "The output stream could not be opened."))
@@ -193,14 +197,27 @@ final class ResponseBodyWriter: @unchecked Sendable {
         if let partial = stream as? PartialFileOutputStream {
             partial.startOver()
         } else if stream.property(forKey: .fileCurrentOffsetKey) != nil {
-            // A file stream goes back to its start.
-            _ = stream.setProperty(NSNumber(value: 0), forKey: .fileCurrentOffsetKey)
+            // A file stream goes back to where this output began and loses
+            // what followed: a shorter new entity must not leave the old
+            // one's tail behind.
+            guard let descriptor = FileStreamDescriptor.find(stream), ftruncate(descriptor, fileStart) == 0,
+                  stream.setProperty(NSNumber(value: fileStart), forKey: .fileCurrentOffsetKey) else {
+                recordFailure(ResponseBodyWriter.writeError(
+                    description: "The output file stream could not be emptied for the response body starting over."))
+                return
+            }
         } else if stream.property(forKey: .dataWrittenToMemoryStreamKey) != nil {
             // A memory stream cannot be emptied: a fresh one takes its place.
             stream.close()
             let fresh = OutputStream(toMemory: ())
             fresh.open()
             stream = fresh
+        } else {
+            // A stream that cannot go back (a file opened for appending, a
+            // stream of the caller's own): appending the new entity after the
+            // old bytes would corrupt it silently.
+            recordFailure(ResponseBodyWriter.writeError(
+                description: "The response body started over, and the output stream cannot go back to its start."))
         }
     }
 

@@ -69,10 +69,13 @@ extension TransferStateMachine {
             case .restart:
                 hop.route = .output
                 restartOutput = true
+                journey.output.streamHoldsStaleBytes = false
                 journey.output.restart()
                 journey.output.expectedLength = response.expectedContentLength
             case .alreadyComplete:
                 hop.route = .discard
+                journey.output.entityBytes = offset
+                journey.output.expectedLength = offset
             case .fail(let reason):
                 let error = TransportErrors.make(NSURLErrorBadServerResponse, url: hop.request.url, underlying: nil,
                                                  description: "The download could not be resumed: \(reason).")
@@ -85,9 +88,10 @@ extension TransferStateMachine {
             }
         } else {
             hop.route = .output
-            if journey.output.entityBytes > 0 {
+            if journey.output.entityBytes > 0 || journey.output.streamHoldsStaleBytes {
                 // The whole entity again (a resume without Range): start over.
                 restartOutput = true
+                journey.output.streamHoldsStaleBytes = false
                 journey.output.restart()
             }
             journey.output.expectedLength = response.expectedContentLength
@@ -272,8 +276,8 @@ extension TransferStateMachine {
         case .discard:
             // A 416 confirming the whole entity is already here.
             let earlier = journey.output.responseBeforeResume ?? journey.lastResponse?.received
-            return deliver(Outcome(success: earlier.map(ResponseValue.received) ?? .received(response), request: hop.request,
-                                   journey: journey))
+            let standing = earlier ?? response.standingForCompleteEntity(length: journey.output.entityBytes)
+            return deliver(Outcome(success: .received(standing), request: hop.request, journey: journey))
         case .aside:
             var outcome = Outcome(success: .received(response), request: hop.request, journey: journey)
             if outcome.memoryBody != nil { outcome.memoryBody = hop.heldBody }

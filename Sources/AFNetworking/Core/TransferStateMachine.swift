@@ -99,6 +99,10 @@ struct TransferStateMachine {
         var expectedLength: Int64 = -1
         /// The response that stands if a resumed request finds the body complete (416).
         var responseBeforeResume: ReceivedResponse?
+        /// The adapter's stream still holds bytes of an entity this one
+        /// replaces (a resume without `Range`): the next entity's head tells
+        /// it to start over, before its first byte.
+        var streamHoldsStaleBytes = false
 
         init(inMemory: Bool) { memory = inMemory ? Data() : nil }
     }
@@ -182,9 +186,14 @@ struct TransferStateMachine {
     // MARK: - Starting
 
     /// The adapter's `start()`: `request` is what to send now, `retry` how
-    /// failures are retried (nil: never).
-    mutating func start(_ request: URLRequest, bodyInMemory: Bool, retry: RetryPlan? = nil) -> Action {
+    /// failures are retried (nil: never). `cancelled`: the front-end already
+    /// counts itself cancelled (`Operation.isCancelled` is set before its
+    /// `cancel()` reaches the machine, and a queue may start the operation on
+    /// another thread in between): it ends cancelled and nothing is sent.
+    mutating func start(_ request: URLRequest, bodyInMemory: Bool, retry: RetryPlan? = nil, cancelled: Bool = false) -> Action {
         switch state {
+        case .waiting where cancelled, .pausedBeforeStart where cancelled:
+            return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
         case .waiting(cancelled: true):
             return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
         case .waiting(cancelled: false):
@@ -370,6 +379,7 @@ struct TransferStateMachine {
             journey.retry = earlier.retry
             if ResumeRules.offset(of: request) == nil {
                 // Without Range the server sends the entity from its start.
+                if journey.output.entityBytes > 0 { journey.output.streamHoldsStaleBytes = true }
                 journey.output.restart()
             }
             state = .waiting(cancelled: false)

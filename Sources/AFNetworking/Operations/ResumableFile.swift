@@ -21,8 +21,6 @@ final class ResumableFile: @unchecked Sendable {
     let partial: URL
     let sidecarURL: URL
     private var sidecar: Sidecar
-    /// The stream `prepare` opened on the partial file.
-    private var stream: PartialFileOutputStream?
 
     init(destination: URL, url: URL) {
         self.destination = destination
@@ -31,17 +29,32 @@ final class ResumableFile: @unchecked Sendable {
         sidecar = Sidecar(url: url.absoluteString)
     }
 
-    /// Opens the partial file and returns the request to send: ranged with
+    /// Looks at the partial file and returns the request to send: ranged with
     /// `If-Range` when an earlier process left a usable partial file, plain
-    /// (from zero) otherwise.
+    /// (from zero) otherwise. The file is created here but not kept open: the
+    /// stream opens it at the body's first byte and closes it at the end.
+    /// Throws when the file cannot be opened, or another download is writing
+    /// to it right now (it holds the file's lock).
     func prepare(_ request: URLRequest) throws -> (URLRequest, PartialFileOutputStream) {
-        let descriptor = open(partial.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = open(partial.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno), userInfo: [
                 NSLocalizedDescriptionKey: "Cannot open \(partial.path) for writing.", NSFilePathErrorKey: partial.path,
             ])
         }
-        var size = Int64(lseek(descriptor, 0, SEEK_END))
+        defer { close(descriptor) }
+        // Neither the size nor a truncation may come from under a running writer.
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let error = PartialFileOutputStream.error(errno, "Another download is writing to \(partial.path).")
+            var info = error.userInfo
+            info[NSFilePathErrorKey] = partial.path
+            throw NSError(domain: error.domain, code: error.code, userInfo: info)
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno), userInfo: [NSFilePathErrorKey: partial.path])
+        }
+        var size = Int64(info.st_size)
         var ranged = request
         let earlier = (try? Data(contentsOf: sidecarURL)).flatMap { try? JSONDecoder().decode(Sidecar.self, from: $0) }
         let validator = earlier?.etag ?? earlier?.lastModified
@@ -57,8 +70,8 @@ final class ResumableFile: @unchecked Sendable {
             _ = ftruncate(descriptor, 0)
             size = 0
         }
-        let stream = PartialFileOutputStream(descriptor: descriptor, offset: size)
-        self.stream = stream
+        let stream = PartialFileOutputStream(path: partial.path, offset: size, identity: PartialFileOutputStream.Identity(info),
+                                             exclusive: true, syncsOnClose: true)
         return (ranged, stream)
     }
 
@@ -86,7 +99,7 @@ final class ResumableFile: @unchecked Sendable {
 
     /// A complete download becomes the destination; the sidecar goes away.
     func complete() throws {
-        stream?.flushToDisk()
+        // The stream synced the file when the writer closed it.
         if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
         try FileManager.default.moveItem(at: partial, to: destination)
         try? FileManager.default.removeItem(at: sidecarURL)

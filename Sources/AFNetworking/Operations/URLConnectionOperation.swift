@@ -60,7 +60,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// what an `OperationQueue` does when the operation is added to it, so
     /// `result()` leaves starting it to the queue.
     let readinessAsked = Atomic<Bool>(false)
-    /// Dependency changes in progress (their `isReady` reads are not a queue's).
+    /// Dependency changes and cancels in progress (their `isReady` reads are not a queue's).
     let dependencyEdits = Atomic<Int>(0)
 
     /// Creates an operation for `request`; nothing is sent until it starts.
@@ -166,7 +166,8 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// The request's `timeoutInterval` is an idle timeout (no byte for that
     /// long); this bounds the whole operation — redirects, challenges, retries
     /// and a server dripping bytes included, pauses excluded — which then fails
-    /// with `NSURLErrorTimedOut`. Read when the operation starts.
+    /// with `NSURLErrorTimedOut`. Read when the operation starts. Longer than a
+    /// year (`.infinity`, `.greatestFiniteMagnitude`): no budget.
     public var timeoutIntervalForResource: TimeInterval {
         get { settings.withLock { $0.timeoutIntervalForResource } }
         set { settings.withLock { $0.timeoutIntervalForResource = newValue } }
@@ -341,12 +342,15 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// pending, does nothing). An operation cancelled before it started
     /// finishes at once with `NSURLErrorCancelled`.
     open override func start() {
-        guard isCancelled || super.isReady else { return }
+        let cancelled = isCancelled
+        guard cancelled || super.isReady else { return }
         // The deadline exists before the start, so the phase change to
         // executing arms it (see `announce`); paused before it ever ran, the
         // clock starts when it is resumed.
         let (request, stream, retry) = settings.withLock { settings in
-            if settings.deadline == nil, settings.timeoutIntervalForResource > 0 {
+            // Longer than a year (infinite, distantFuture's interval): none.
+            if settings.deadline == nil, settings.timeoutIntervalForResource > 0,
+               settings.timeoutIntervalForResource <= TransferOptions.longestIdleTimeout {
                 settings.deadline = ResourceDeadline(limit: settings.timeoutIntervalForResource)
             }
             return (settings.request, settings.outputStream, settings.retryPolicy)
@@ -354,7 +358,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         let plan = retry.map { TransferStateMachine.RetryPlan(policy: $0, bodyCanBeResent: BodyStreams.canResend(request)) }
         handle { core in
             prepareWriter(for: stream, in: &core)
-            return core.machine.start(request, bodyInMemory: stream == nil, retry: plan)
+            return core.machine.start(request, bodyInMemory: stream == nil, retry: plan, cancelled: cancelled)
         }
     }
 
@@ -380,7 +384,11 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// a redirect or challenge decision, or is paused.
     open override func cancel() {
         guard !isFinished, !isCancelled else { return }
+        // Foundation's cancel() reads isReady; that read does not mean a
+        // queue holds the operation (see `result()`).
+        dependencyEdits.wrappingAdd(1, ordering: .relaxed)
         super.cancel()
+        dependencyEdits.wrappingSubtract(1, ordering: .relaxed)
         let request = self.request
         handle { $0.machine.cancel(request) }
     }

@@ -94,7 +94,11 @@ enum DownloadFile {
         let url = directory.appendingPathComponent(prefix + UUID().uuidString + suffix)
         let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw posixError(errno, path: url.path, action: "create") }
-        return (url, PartialFileOutputStream(descriptor: descriptor, offset: 0))
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw posixError(errno, path: url.path, action: "create") }
+        // Opened again at the first byte of the body and closed at the end.
+        return (url, PartialFileOutputStream(path: url.path, offset: 0, identity: PartialFileOutputStream.Identity(info), exclusive: true))
     }
 
     /// Takes over the partial file of `resume`: renamed to a fresh name first
@@ -117,7 +121,10 @@ enum DownloadFile {
             remove(claimed)
             return .failure(DownloadResumeData.unusableError(url: requestURL, reason: "its partial file is not the one it describes"))
         }
-        return .success((claimed, PartialFileOutputStream(descriptor: descriptor, offset: resume.bytesWritten)))
+        close(descriptor)
+        // Opened again at the first byte of the body, only if it is still this file.
+        return .success((claimed, PartialFileOutputStream(path: claimed.path, offset: resume.bytesWritten,
+                                                          identity: PartialFileOutputStream.Identity(info), exclusive: true)))
     }
 
     /// Whether `url` names a file this package would have made: resume data

@@ -8,7 +8,9 @@ import Foundation
 /// pauses its sending side (`CURL_READFUNC_PAUSE`) and `onReadable` asks the
 /// engine to continue once the next chunk is in. A stream that ends before
 /// its declared length fails the transfer at once instead of leaving the
-/// server waiting for bytes that will never come.
+/// server waiting for bytes that will never come; one that runs past it fails
+/// before its last declared byte is sent, and nothing past that length ever
+/// reaches curl.
 package final class RequestBodyPump: @unchecked Sendable {
     // @unchecked: the mutable state is in `state` (LockedState); the stream is
     // touched only on `queue`.
@@ -89,9 +91,32 @@ package final class RequestBodyPump: @unchecked Sendable {
                 state.reading = true
                 return (.wait, schedule)
             }
+            // A declared length is a promise to the server: never a byte past
+            // it (the excess would read as the next request on the
+            // connection), and the last byte only once the stream is known to
+            // end there, so a body that grew fails instead of being cut short
+            // after the server has taken it as complete.
+            var limit = buffer.count
+            if declaredLength >= 0 {
+                let remaining = declaredLength - state.produced
+                if Int64(state.buffered) > remaining {
+                    let failure = AbortReason.bodyStreamFailed(RequestBodyPump.longBodyError(declared: declaredLength))
+                    state.failure = failure
+                    return (.fail(failure), false)
+                }
+                if !state.atEnd && Int64(state.buffered) == remaining {
+                    limit = Int(min(Int64(limit), remaining - 1))
+                    if limit == 0 {
+                        state.curlWaiting = true
+                        let schedule = !state.reading
+                        state.reading = true
+                        return (.wait, schedule)
+                    }
+                }
+            }
             var copied = 0
-            while copied < buffer.count, let first = state.chunks.first {
-                let count = min(buffer.count - copied, first.count - state.offset)
+            while copied < limit, let first = state.chunks.first {
+                let count = min(limit - copied, first.count - state.offset)
                 first.withUnsafeBytes { source in
                     let from = UnsafeRawBufferPointer(rebasing: source[state.offset..<(state.offset + count)])
                     UnsafeMutableRawBufferPointer(rebasing: buffer[copied..<(copied + count)]).copyMemory(from: from)
@@ -245,6 +270,12 @@ package final class RequestBodyPump: @unchecked Sendable {
             return wake
         }
         if wake { onReadable() }
+    }
+
+    static func longBodyError(declared: Int64) -> NSError {
+        NSError(domain: NSURLErrorDomain, code: NSURLErrorRequestBodyStreamExhausted, userInfo: [
+            NSLocalizedDescriptionKey: "The request body stream holds more than the \(declared) bytes its Content-Length announced (it changed after the request was made); the request was not completed.",
+        ])
     }
 
     static func shortBodyError(sent: Int64, declared: Int64) -> NSError {

@@ -29,10 +29,14 @@ extension Transfer {
         try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
         // Idle time is watched by the engine (NSURLRequest semantics); curl only
         // bounds connection setup, which makes no progress callbacks of its own.
-        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(options.idleTimeout * 1000)))
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds)
         // An empty string asks for every decoding this libcurl supports
         // (gzip, deflate, br, zstd) and decodes the body transparently.
-        try easy.set(CURLOPT_ACCEPT_ENCODING, pointer: Transfer.everyEncoding)
+        // A ranged request (a resume) asks for the identity encoding: its
+        // offset counts the entity's own bytes, which is what a decoded
+        // earlier answer wrote; a range of gzip bytes would not line up.
+        let ranged = options.request.value(forHTTPHeaderField: "Range") != nil
+        try easy.set(CURLOPT_ACCEPT_ENCODING, pointer: ranged ? Transfer.identityEncoding : Transfer.everyEncoding)
         if easy.isFresh { try easy.set(CURLOPT_BUFFERSIZE, 64 * 1024) }
 
         try configureTLS()
@@ -64,6 +68,8 @@ extension Transfer {
 
     /// "" for CURLOPT_ACCEPT_ENCODING, made once (curl copies it).
     nonisolated(unsafe) private static let everyEncoding = UnsafeMutableRawPointer(strdup(""))
+    /// "identity" for CURLOPT_ACCEPT_ENCODING: no decoding, the offsets of a range hold.
+    nonisolated(unsafe) private static let identityEncoding = UnsafeMutableRawPointer(strdup("identity"))
 
     private func configureTLS() throws {
         // Both are on after a reset; only a policy judged in the handshake changes them.

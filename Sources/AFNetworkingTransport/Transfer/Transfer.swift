@@ -70,9 +70,11 @@ package final class Transfer: @unchecked Sendable {
     /// The tag the creator gave this transfer (`TransferOptions.tag`).
     package var tag: UInt64 { options.tag }
 
-    /// Idle deadline in monotonic nanoseconds.
+    /// Idle deadline in monotonic nanoseconds (`.max`: none).
     var idleDeadline: UInt64 {
-        lastActivity &+ UInt64(options.idleTimeout * 1_000_000_000)
+        guard let timeout = options.idleTimeoutNanoseconds else { return .max }
+        let (deadline, overflow) = lastActivity.addingReportingOverflow(timeout)
+        return overflow ? .max : deadline
     }
 
     /// curl's own message for the last failure, if it wrote one.

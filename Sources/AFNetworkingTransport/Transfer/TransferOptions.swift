@@ -10,8 +10,26 @@ package struct TransferOptions: Sendable {
     package var request: URLRequest
     /// NSURLRequest's `timeoutInterval`: the longest the transfer may go without
     /// progress (connecting, sending or receiving) before it fails as timed out.
-    /// Time spent paused (back-pressure, suspension) does not count.
+    /// Time spent paused (back-pressure, suspension) does not count. Longer
+    /// than `longestIdleTimeout` (`.infinity`, `Date.distantFuture`'s interval,
+    /// `.greatestFiniteMagnitude`): no idle timeout at all.
     package var idleTimeout: TimeInterval
+
+    /// Past this an idle timeout means "none": a year, far beyond any real
+    /// wait, and small enough that its nanoseconds and curl's milliseconds
+    /// never overflow.
+    package static let longestIdleTimeout: TimeInterval = 365 * 24 * 3600
+
+    /// `idleTimeout` in nanoseconds; nil when there is none.
+    package var idleTimeoutNanoseconds: UInt64? {
+        guard idleTimeout <= Self.longestIdleTimeout else { return nil }
+        return UInt64(max(0, idleTimeout) * 1_000_000_000)
+    }
+
+    /// What bounds connection setup, in curl's milliseconds (at least 1).
+    package var connectTimeoutMilliseconds: Int {
+        max(1, Int(min(max(0, idleTimeout), Self.longestIdleTimeout) * 1000))
+    }
     /// Credentials answering an authentication challenge on this transfer.
     package var credentials: TransferCredentials?
     /// Whether upload progress must be reported (costs a callback per tick).
@@ -38,7 +56,8 @@ package struct TransferOptions: Sendable {
     package init(request: URLRequest) {
         self.request = request
         let timeout = request.timeoutInterval
-        self.idleTimeout = timeout > 0 && timeout.isFinite ? timeout : 60
+        // 0, negative and NaN: the default; +infinity: none.
+        self.idleTimeout = timeout > 0 ? timeout : 60
     }
 }
 

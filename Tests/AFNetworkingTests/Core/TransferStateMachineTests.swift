@@ -50,6 +50,20 @@ final class TransferStateMachineTests: XCTestCase {
         XCTAssertNone(machine.cancel(get()), "a second cancel changes nothing")
     }
 
+    func testAStartByAFrontEndAlreadyCancelledEndsCancelledWithoutATransfer() {
+        // Operation.isCancelled is set before cancel() reaches the machine; a
+        // queue can start the operation in between.
+        var machine = Machine()
+        XCTAssertEqual(deliveredError(machine.start(get(), bodyInMemory: true, cancelled: true))?.code, NSURLErrorCancelled)
+        XCTAssertNone(machine.cancel(get()), "the cancel that arrives afterwards changes nothing")
+        XCTAssertNone(machine.start(get(), bodyInMemory: true), "no transfer ever starts")
+
+        var paused = Machine()
+        XCTAssertNone(paused.pause())
+        XCTAssertEqual(deliveredError(paused.start(get(), bodyInMemory: true, cancelled: true))?.code, NSURLErrorCancelled,
+                       "paused before it ran, a cancelled start still ends it")
+    }
+
     func testCancelWhileLookingUpTheCacheDeliversAndIgnoresTheLookup() {
         var machine = Machine()
         _ = machine.start(get(), bodyInMemory: true)

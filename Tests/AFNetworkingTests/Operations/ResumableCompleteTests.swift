@@ -1,0 +1,43 @@
+@testable import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// A restart-proof download whose `.partial` file already holds the whole
+/// entity (the process stopped between the last write and the move) is
+/// finalised: the server's `416` with `bytes */N` equal to the offset means
+/// done, not failed.
+final class ResumableCompleteTests: OperationTestCase {
+    func testACompletePartialFileIsFinalisedOnA416() throws {
+        let entity = Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("afn-complete-\(UUID().uuidString).bin")
+        let partial = URL(fileURLWithPath: destination.path + ".partial")
+        let sidecar = URL(fileURLWithPath: destination.path + ".partial.json")
+        addTeardownBlock {
+            for url in [destination, partial, sidecar] { try? FileManager.default.removeItem(at: url) }
+        }
+        let request = request("/entity")
+        try entity.write(to: partial)
+        let record = ["url": request.url!.absoluteString, "etag": "\"v1\"", "expectedLength": entity.count] as [String: Any]
+        try JSONSerialization.data(withJSONObject: record).write(to: sidecar)
+        server.route("/entity") { request in
+            guard request.headers.first(name: "range") == "bytes=\(entity.count)-" else {
+                return [.head(status: 500, headers: [("Content-Length", "0")]), .end]
+            }
+            return [.head(status: 416, headers: [("Content-Range", "bytes */\(entity.count)"), ("Content-Type", "text/html"),
+                                                 ("Content-Length", "5")]), .body(Data("nope!".utf8)), .end]
+        }
+        let operation = try HTTPRequestOperation(request: request, resumingDownloadTo: destination)
+        let outcome = run(operation)
+        XCTAssertEqual(outcome.calls, 1)
+        XCTAssertNil(outcome.error, "not -1011: the entity is complete")
+        XCTAssertEqual(operation.response?.statusCode, 200)
+        XCTAssertEqual(operation.response?.expectedContentLength, Int64(entity.count))
+        XCTAssertEqual(try Data(contentsOf: destination), entity)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: partial.path), "the partial file became the destination")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: sidecar.path))
+        XCTAssertEqual(server.requests.count, 1)
+    }
+}
