@@ -32,10 +32,16 @@ enum AFNTool {
     /// Runs `afn arguments`, feeding `stdin` (empty when nil); a run still
     /// going after `timeout` seconds is terminated (and its status is then
     /// SIGTERM's).
-    static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60) throws -> Run {
+    /// `environment` adds to (or replaces) the test process's variables for
+    /// the child only; the proxy variables of the test process are never passed on.
+    static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60,
+                    environment: [String: String] = [:]) throws -> Run {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments
+        var variables = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
+        variables.merge(environment) { _, new in new }
+        process.environment = variables
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
