@@ -3,7 +3,7 @@
 # apt-get; otherwise it prints the exact command and stops.
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libssl-dev openssl gzip nginx-light python3-httpbin gunicorn)
+packages=(libcurl4-openssl-dev libssl-dev openssl gzip nginx-light python3-httpbin gunicorn tinyproxy dante-server)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -24,7 +24,10 @@ if [[ $(id -u) -eq 0 ]]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     # The Debian package starts a system nginx on port 80; the project's fixtures
     # start their own on free ports, so the system one is not needed.
-    if command -v service >/dev/null 2>&1; then service nginx stop >/dev/null 2>&1 || true; fi
+    # Likewise tinyproxy and danted (the proxy fixtures start their own).
+    if command -v service >/dev/null 2>&1; then
+        for daemon in nginx tinyproxy danted; do service "$daemon" stop >/dev/null 2>&1 || true; done
+    fi
 else
     echo "Missing system packages: ${missing[*]}" >&2
     echo "Run as root:  sudo sh -c '$command'" >&2

@@ -34,13 +34,19 @@ struct ChallengeOffer {
         return String(rest.prefix { $0 != "," && $0 != " " })
     }
 
-    func protectionSpace(for url: URL?, forProxy: Bool) -> URLProtectionSpace? {
+    /// The space the challenge is for: the origin's, or for a 407 the proxy's
+    /// (`proxy`: the one the response came through), never the origin's.
+    func protectionSpace(for url: URL?, forProxy: Bool, proxy: ProxyEndpoint? = nil) -> URLProtectionSpace? {
         guard let url, let host = url.host else { return nil }
         let scheme = url.scheme?.lowercased() ?? "http"
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         let method = self.scheme == .digest ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic
         if forProxy {
-            return URLProtectionSpace(proxyHost: host, port: port, type: NSURLProtectionSpaceHTTPProxy, realm: realm, authenticationMethod: method)
+            // A 407 from no known proxy (a server answering one itself) has no proxy to name.
+            guard let proxy else { return nil }
+            // An HTTPS proxy, or an https request tunnelled through an HTTP one, is Foundation's HTTPS proxy type.
+            let type = proxy.kind == .https || scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy
+            return URLProtectionSpace(proxyHost: proxy.host, port: proxy.port, type: type, realm: realm, authenticationMethod: method)
         }
         return URLProtectionSpace(host: host, port: port, protocol: scheme, realm: realm, authenticationMethod: method)
     }

@@ -58,6 +58,8 @@ struct TransferEnvironment {
     var hostLimit: HostLimit?
     /// Presented in TLS handshakes (mutual TLS).
     var clientCertificate: ClientCertificate?
+    /// A parsed `connectionProxyDictionary` (nil: the environment decides).
+    var proxies: Result<ProxyConfiguration, NSError>?
 }
 
 /// A request's adapter: an `Operation` (`URLConnectionOperation`) or a
@@ -254,6 +256,15 @@ extension TransferAdapter {
         if let idle = environment.idleTimeout { options.idleTimeout = min(options.idleTimeout, idle) }
         options.hostLimit = environment.hostLimit
         options.clientIdentity = environment.clientCertificate?.identity
+        switch environment.proxies {
+        case .success(let proxies)?:
+            options.proxies = proxies
+        case .failure(let error)?:
+            handle { $0.machine.transferCouldNotStart(hop.tag, error: error) }
+            return
+        case nil:
+            break
+        }
         let writer = core.withLock { $0.writer }
         let transfer: Transfer
         do {

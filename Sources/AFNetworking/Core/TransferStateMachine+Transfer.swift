@@ -301,7 +301,7 @@ extension TransferStateMachine {
             let forProxy = response.statusCode == 407
             guard journey.authenticationFailures < configuration.maximumAuthenticationAttempts,
                   let offer = ChallengeOffer.parse(response, forProxy: forProxy),
-                  let space = offer.protectionSpace(for: hop.request.url, forProxy: forProxy) else {
+                  let space = offer.protectionSpace(for: hop.request.url, forProxy: forProxy, proxy: response.proxy) else {
                 return declineFollowUp(journey, hop: hop, response: response)
             }
             let followUp = FollowUp(token: makeToken(), kind: .challenge(offer, space, forProxy: forProxy), response: response,

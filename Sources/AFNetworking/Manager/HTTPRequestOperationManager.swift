@@ -30,6 +30,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         var timeoutIntervalForResource: TimeInterval = 0
         var retryPolicy: RetryPolicy?
         var logger: Logger?
+        var proxies: [AnyHashable: Any]?
     }
     private let state = LockedState(State())
 
@@ -87,6 +88,14 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         set { state.withLock { $0.completionGroup = newValue } }
     }
 
+    /// The proxies of every operation the manager makes (copied to each, as
+    /// `URLConnectionOperation.connectionProxyDictionary`; same keys and
+    /// rules). nil (the default): the environment decides; empty: direct.
+    public var connectionProxyDictionary: [AnyHashable: Any]? {
+        get { state.withLock { $0.proxies } }
+        set { state.withLock { $0.proxies = newValue } }
+    }
+
     /// Copied onto each operation: presented in TLS handshakes (mutual TLS).
     public var clientCertificate: ClientCertificate? {
         get { state.withLock { $0.clientCertificate } }
@@ -139,6 +148,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         operation.timeoutIntervalForResource = settings.timeoutIntervalForResource
         operation.retryPolicy = settings.retryPolicy
         operation.logger = settings.logger
+        if let proxies = settings.proxies { operation.connectionProxyDictionary = proxies }
         return operation
     }
 

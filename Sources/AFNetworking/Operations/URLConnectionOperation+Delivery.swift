@@ -17,7 +17,7 @@ extension URLConnectionOperation: TransferAdapter {
     func transferEnvironment(for url: URL?) -> TransferEnvironment {
         settings.withLock { settings in
             TransferEnvironment(securityPolicy: settings.securityPolicy, reportsUploadProgress: settings.uploadProgress != nil,
-                                clientCertificate: settings.clientCertificate)
+                                clientCertificate: settings.clientCertificate, proxies: settings.proxies?.parsed)
         }
     }
 

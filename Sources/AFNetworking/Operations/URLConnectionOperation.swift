@@ -50,6 +50,8 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         /// The running budget of `timeoutIntervalForResource`, made at start.
         var deadline: ResourceDeadline?
         var logger: Logger?
+        /// `connectionProxyDictionary` (nil: the environment decides).
+        var proxies: ProxySetting?
     }
 
     let core: LockedState<TransferCore>

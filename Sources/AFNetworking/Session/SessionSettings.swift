@@ -23,6 +23,8 @@ struct SessionSettings: @unchecked Sendable {
     let maximumConnectionsPerHost: Int
     /// Distinguishes this session's per-host limits from other sessions'.
     let sessionKey: Int
+    /// `connectionProxyDictionary`, parsed (nil: the environment decides).
+    let proxies: Result<ProxyConfiguration, NSError>?
 
     init(_ configuration: URLSessionConfiguration, sessionKey: Int) {
         cookieStorage = configuration.httpCookieStorage
@@ -45,6 +47,7 @@ struct SessionSettings: @unchecked Sendable {
         resourceTimeout = configuration.timeoutIntervalForResource
         maximumConnectionsPerHost = configuration.httpMaximumConnectionsPerHost
         self.sessionKey = sessionKey
+        proxies = configuration.connectionProxyDictionary.map { ProxyDictionary.parse($0) }
     }
 
     /// `request` as the session sends it: the additional headers it does not
@@ -81,6 +84,7 @@ struct SessionSettings: @unchecked Sendable {
         environment.reportsUploadProgress = reportsUploadProgress
         if idleTimeout > 0 && idleTimeout.isFinite { environment.idleTimeout = idleTimeout }
         environment.hostLimit = hostLimit(for: url)
+        environment.proxies = proxies
         return environment
     }
 }

@@ -91,6 +91,10 @@ package enum TransportErrors {
         case CURLE_RECV_ERROR where curlMessage?.contains("chunked-encoding") == true,
              CURLE_RECV_ERROR where curlMessage?.contains("response headers") == true:
             return CURLE_WEIRD_SERVER_REPLY
+        case _ where curlMessage?.contains("chunked-encoded stream") == true:
+            // A trailer line that is no header field, refused by curl's own
+            // header store (as "bad function argument"): the server's fault.
+            return CURLE_WEIRD_SERVER_REPLY
         case CURLE_OUT_OF_MEMORY where headInProgress:
             return CURLE_WEIRD_SERVER_REPLY
         default:

@@ -15,13 +15,22 @@ package final class ReceivedResponse: Sendable {
     /// Where a 3xx response points, resolved against the request URL by curl
     /// (known once the transfer has completed).
     package let redirectURL: URL?
+    /// Trailer fields that followed the body (known once the transfer has
+    /// completed), in order; repeated names are kept apart.
+    package let trailerFields: [(name: String, value: String)]
+    /// The proxy the response came through (nil: direct). A 407's
+    /// protection space names it; a CONNECT answer is never reported as a head.
+    package let proxy: ProxyEndpoint?
     private let built = LockedState<HTTPURLResponse?>(nil)
 
-    package init(url: URL, statusCode: Int, head: HeadBytes, redirectURL: URL? = nil) {
+    package init(url: URL, statusCode: Int, head: HeadBytes, redirectURL: URL? = nil,
+                 trailerFields: [(name: String, value: String)] = [], proxy: ProxyEndpoint? = nil) {
         self.url = url
         self.statusCode = statusCode
         self.head = head
         self.redirectURL = redirectURL
+        self.trailerFields = trailerFields
+        self.proxy = proxy
     }
 
     /// A response made from Strings (tests, and heads built by hand).
@@ -31,8 +40,16 @@ package final class ReceivedResponse: Sendable {
 
     /// The same head with the redirect target curl resolved.
     package func withRedirectURL(_ target: URL?) -> ReceivedResponse {
-        ReceivedResponse(url: url, statusCode: statusCode, head: head, redirectURL: target)
+        ReceivedResponse(url: url, statusCode: statusCode, head: head, redirectURL: target, trailerFields: trailerFields, proxy: proxy)
     }
+
+    /// The same head with the trailer fields that followed its body.
+    package func withTrailerFields(_ fields: [(name: String, value: String)]) -> ReceivedResponse {
+        ReceivedResponse(url: url, statusCode: statusCode, head: head, redirectURL: redirectURL, trailerFields: fields, proxy: proxy)
+    }
+
+    /// The trailer fields with repeated names joined by ", " (as header fields).
+    package var trailerDictionary: [String: String] { ResponseHead.headerFields(trailerFields) }
 
     /// The status line as received ("HTTP/1.1 200 OK").
     package var statusLine: String { head.statusLine }

@@ -34,6 +34,10 @@ package struct ResponseHead: Sendable {
     package private(set) var isComplete = false
     /// Whether any line of a head has arrived since the last one completed.
     package private(set) var isInProgress = false
+    /// Trailer fields (RFC 9110 §6.5) of the response whose head completed
+    /// last, in order. curl hands them to the header callback after the body,
+    /// as field lines where no status line starts a new head.
+    package private(set) var trailerFields: [(name: String, value: String)] = []
 
     package init() {}
 
@@ -56,6 +60,11 @@ package struct ResponseHead: Sendable {
             return .complete
         }
         let line = UnsafeBufferPointer(start: raw.baseAddress, count: end)
+        if !isInProgress, isComplete, ResponseHead.statusCode(ofStatusLine: line) == nil {
+            // After a final head, a line that is no status line is a trailer
+            // field (a new status line is another response: Digest's second round).
+            return consumeTrailer(line)
+        }
         if !isInProgress {
             // The first line of a head is its status line.
             guard let code = ResponseHead.statusCode(ofStatusLine: line) else {
@@ -70,6 +79,7 @@ package struct ResponseHead: Sendable {
             statusCode = code
             isInProgress = true
             isComplete = false
+            trailerFields.removeAll()
             return .pending
         }
         if ResponseHead.isBlank(line[0]) {
@@ -104,6 +114,38 @@ package struct ResponseHead: Sendable {
         return .pending
     }
 
+    /// One trailer line: kept as a field when it is one. Bounded like a head,
+    /// and checked like one (a trailer that is not a field is a broken response).
+    private mutating func consumeTrailer(_ line: UnsafeBufferPointer<UInt8>) -> LineResult {
+        // `headBytes` was reset when the head completed; it counts trailers now.
+        if ResponseHead.isBlank(line[0]) {
+            guard let last = trailerFields.popLast() else { return .invalid("The response trailer starts with a continuation line.") }
+            let more = ResponseHead.trimmedValue(line, from: 0)
+            trailerFields.append((last.name, last.value + " " + more))
+            return .pending
+        }
+        var colon = 0
+        while colon < line.count, line[colon] != UInt8(ascii: ":") {
+            guard ResponseHead.tokenCharacters[Int(line[colon])] else {
+                return .invalid("The response trailer has a field with an invalid name.")
+            }
+            colon += 1
+        }
+        guard colon < line.count, colon > 0 else { return .invalid("The response trailer has a line that is not a field.") }
+        let name = String(decoding: UnsafeBufferPointer(rebasing: line[0..<colon]), as: UTF8.self)
+        trailerFields.append((name, ResponseHead.trimmedValue(line, from: colon + 1)))
+        return .pending
+    }
+
+    /// The value part of `line` from `start` as a String, blanks trimmed, CR
+    /// and NUL replaced by a space (as `appendValue`).
+    private static func trimmedValue(_ line: UnsafeBufferPointer<UInt8>, from start: Int) -> String {
+        var lower = start, upper = line.count
+        while lower < upper, isBlank(line[lower]) { lower += 1 }
+        while upper > lower, isBlank(line[upper - 1]) { upper -= 1 }
+        return String(decoding: line[lower..<upper].map { $0 == 0x0D || $0 == 0x00 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
+
     /// Appends the value part of `line` from `start`, blanks trimmed, with CR
     /// and NUL replaced by a space (RFC 9110 §5.5 allows that instead of
     /// rejecting the message), so a bare CR never reaches the app as a line break.
@@ -124,9 +166,10 @@ package struct ResponseHead: Sendable {
         }
     }
 
-    /// The completed head as a response for `url`.
-    package func response(for url: URL) -> ReceivedResponse {
-        ReceivedResponse(url: url, statusCode: statusCode, head: HeadBytes(bytes: bytes, statusLineEnd: statusLineEnd, spans: spans))
+    /// The completed head as a response for `url`, received through `proxy`.
+    package func response(for url: URL, proxy: ProxyEndpoint? = nil) -> ReceivedResponse {
+        ReceivedResponse(url: url, statusCode: statusCode, head: HeadBytes(bytes: bytes, statusLineEnd: statusLineEnd, spans: spans),
+                         proxy: proxy)
     }
 
     /// RFC 9112 §6.3: several Content-Length values (repeated fields or a

@@ -39,6 +39,7 @@ extension Transfer {
         try easy.set(CURLOPT_ACCEPT_ENCODING, pointer: ranged ? Transfer.identityEncoding : Transfer.everyEncoding)
         if easy.isFresh { try easy.set(CURLOPT_BUFFERSIZE, 64 * 1024) }
 
+        try configureProxy(for: url)
         try configureTLS()
         try configurePolicyVerification(userdata)
         try configureCredentials()
@@ -50,6 +51,20 @@ extension Transfer {
         try easy.set(CURLOPT_WRITEDATA, pointer: userdata)
         try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_HEADERFUNCTION, transferHeaderCallback).check("header callback")
         try easy.set(CURLOPT_HEADERDATA, pointer: userdata)
+    }
+
+    /// Always names the proxy (or "" for none), so curl never applies its own
+    /// reading of the environment: the library must know the proxy to tell
+    /// its answers from the origin's.
+    private func configureProxy(for url: URL) throws {
+        let scheme = url.scheme?.lowercased() ?? "http"
+        if let configured = options.proxies {
+            proxy = configured.endpoint(forScheme: scheme)
+        } else {
+            proxy = try ProxyEnvironment.process.endpoint(for: url).get()
+        }
+        try easy.set(CURLOPT_PROXY, proxy?.curlValue ?? "")
+        awaitingTunnel = proxy?.tunnels(scheme: scheme) ?? false
     }
 
     private func configureCredentials() throws {

@@ -35,6 +35,14 @@ package final class Transfer: @unchecked Sendable {
     /// Back-pressure and suspension, network thread only (see NetworkEngine+Pause).
     var pauseState = PauseState()
     private var head = ResponseHead()
+    /// The proxy this transfer goes through (nil: direct), decided in `configure()`.
+    package internal(set) var proxy: ProxyEndpoint?
+    /// Whether the heads curl reports may still be a proxy's answers to
+    /// CONNECT (an https request through an HTTP proxy, until the first
+    /// origin head or a tunnel established).
+    var awaitingTunnel = false
+    /// The proxy's refusal of CONNECT (a 407 is answered like any challenge).
+    private var refusedTunnel: ReceivedResponse?
     /// The head of the response whose body is arriving, once complete.
     private var currentResponse: ReceivedResponse?
     /// What curl measured, set when the transfer ends (before its delegate hears of it).
@@ -111,6 +119,21 @@ package final class Transfer: @unchecked Sendable {
     func finish(error: NSError?) {
         timings = TransferTimings(reading: easy)
         var response = currentResponse
+        var error = error
+        if error != nil, abortReason == nil, let refusal = refusedTunnel, let proxy {
+            if refusal.statusCode == 407 {
+                // An exchange with the proxy that asks for credentials: the
+                // adapter's challenge handling answers it (or ends with it).
+                response = refusal
+                error = nil
+            } else {
+                error = TransportErrors.make(NSURLErrorCannotConnectToHost, url: options.request.url, underlying: nil,
+                                             description: "The proxy \(proxy.host):\(proxy.port) refused to open a tunnel (status \(refusal.statusCode)).")
+            }
+        }
+        if let head = response, !self.head.trailerFields.isEmpty, !self.head.isInProgress {
+            response = head.withTrailerFields(self.head.trailerFields)
+        }
         if let head = response, (300..<400).contains(head.statusCode) {
             // The redirect target is only known once curl is done with the response.
             response = head.withRedirectURL(easy.info(string: CURLINFO_REDIRECT_URL).flatMap(URL.init(string:)))
@@ -152,7 +175,25 @@ package final class Transfer: @unchecked Sendable {
             return 0
         case .complete:
             guard let url = options.request.url else { return line.count }
-            let response = head.response(for: url)
+            let response = head.response(for: url, proxy: proxy)
+            if awaitingTunnel {
+                // curl reports the proxy's answer to CONNECT through this
+                // callback too; it records that answer's status (after the
+                // status line, so it is known by the blank line). Zero: no
+                // CONNECT in this transfer (a reused tunnel), an origin head.
+                let connectCode = easy.info(long: CURLINFO_HTTP_CONNECTCODE)
+                if connectCode != 0 {
+                    if (200..<300).contains(connectCode) {
+                        awaitingTunnel = false
+                        refusedTunnel = nil
+                    } else {
+                        refusedTunnel = response
+                    }
+                    head = ResponseHead()
+                    return line.count
+                }
+                awaitingTunnel = false
+            }
             currentResponse = response
             if let refusal = delegate?.transfer(self, didReceiveHead: response) {
                 abortReason = .failed(refusal)

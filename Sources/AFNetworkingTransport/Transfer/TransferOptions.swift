@@ -44,6 +44,9 @@ package struct TransferOptions: Sendable {
     package var hostLimit: HostLimit?
     /// A client certificate to present in TLS handshakes (mutual TLS).
     package var clientIdentity: ClientIdentity?
+    /// The proxies to use (a parsed `connectionProxyDictionary`); nil: the
+    /// environment decides (`ProxyEnvironment`).
+    package var proxies: ProxyConfiguration?
 
     /// Connections are reused only between transfers of the same partition:
     /// the security policy's, and the client identity's when there is one.

@@ -29,11 +29,13 @@ enum AFNTool {
         return found
     }
 
-    /// Runs `afn arguments` with `environment` added to the test's, feeding `stdin` (empty when nil); a run still
+    /// Runs `afn arguments`, feeding `stdin` (empty when nil); a run still
     /// going after `timeout` seconds is terminated (and its status is then
     /// SIGTERM's).
     /// With `shell`, afn is started by `/bin/sh -c shell afn arguments…` (the
     /// script ends with `exec "$0" "$@"`), to set limits such as `ulimit -f`.
+    /// `environment` adds to (or replaces) the test process's variables for
+    /// the child only; the proxy variables of the test process are never passed on.
     static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60, shell: String? = nil,
                     environment: [String: String] = [:]) throws -> Run {
         let process = Process()
@@ -44,9 +46,9 @@ enum AFNTool {
             process.executableURL = try executable()
             process.arguments = arguments
         }
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
+        var variables = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
+        variables.merge(environment) { _, new in new }
+        process.environment = variables
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors

@@ -188,6 +188,8 @@ final class NginxFixture {
                 location /status/ { return 500 "boom"; }
                 # Slow downloads, for interrupting a process mid-body.
                 location /slow/ { alias \(root.path)/; limit_rate 512k; }
+                # Trailer fields after the body (chunked on HTTP/1.1).
+                location /trailers/ { alias \(root.path)/; add_trailer X-Checksum "sum-1"; add_trailer X-Count "2"; }
             }
             server {
                 listen 127.0.0.1:\(httpsPort) ssl http2;
@@ -196,6 +198,11 @@ final class NginxFixture {
                 ssl_certificate \(certificatePath);
                 ssl_certificate_key \(keyPath);
                 root \(root.path);
+                # Trailer fields after the body (a trailing HEADERS frame on HTTP/2).
+                location /trailers/ { alias \(root.path)/; add_trailer X-Checksum "sum-1"; add_trailer X-Count "2"; }
+                # An answer no proxy gives, and a download slow enough to pause.
+                location = /teapot { return 418 "short and stout"; }
+                location /slow/ { alias \(root.path)/; limit_rate 1m; }
             }
         }
         """

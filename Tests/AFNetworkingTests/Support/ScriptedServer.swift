@@ -19,6 +19,8 @@ final class ScriptedServer: @unchecked Sendable {
         case body(Data)
         case wait(TimeInterval)
         case end
+        /// Ends a chunked body (a head without Content-Length) with these trailer fields.
+        case endWithTrailers([(String, String)])
         /// Closes the connection without finishing the response.
         case close
     }
@@ -130,6 +132,12 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
         case .end:
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+                if !keepAlive { bound.value.close(promise: nil) }
+                self.play(rest, context: bound.value, keepAlive: keepAlive)
+            }
+        case .endWithTrailers(let fields):
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(.end(HTTPHeaders(fields)))).whenComplete { _ in
                 if !keepAlive { bound.value.close(promise: nil) }
                 self.play(rest, context: bound.value, keepAlive: keepAlive)
             }

@@ -1,0 +1,340 @@
+@testable import AFNetworking
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// Proxies as a feature (issue 15, item 2), against real proxies started for
+/// each test: tinyproxy (HTTP, CONNECT, Basic authentication) and danted
+/// (SOCKS5), with `connectionProxyDictionary` on operations, the operation
+/// manager and session configurations. The origins are the in-process server
+/// (http) and nginx with the test PKI (https, HTTP/2 through the tunnel).
+final class ProxyTests: SessionTasksTestCase {
+    private var stoppers: [() -> Void] = []
+
+    override func tearDown() {
+        super.tearDown()
+        for stop in stoppers { stop() }
+        stoppers = []
+    }
+
+    private func tinyproxy(credentials: (user: String, password: String)? = nil) throws -> TinyproxyFixture {
+        let proxy = try TinyproxyFixture(credentials: credentials)
+        stoppers.append(proxy.stop)
+        return proxy
+    }
+
+    private func dante() throws -> DanteFixture {
+        let proxy = try DanteFixture()
+        stoppers.append(proxy.stop)
+        return proxy
+    }
+
+    /// The PKI nginx's https URL for `path`, and a policy trusting its root.
+    private func httpsOrigin(_ path: String) throws -> (URL, SecurityPolicy) {
+        let nginx = try SharedServers.pkiNginx()
+        let policy = SecurityPolicy.default()
+        policy.additionalTrustedCertificates = [TestPKI.root]
+        return (URL(string: "https://localhost:\(nginx.httpsPort)\(path)")!, policy)
+    }
+
+    private func operation(_ url: URL, proxies: [AnyHashable: Any]?, policy: SecurityPolicy? = nil) -> HTTPRequestOperation {
+        var request = URLRequest(url: url)
+        request.timeoutInterval = 15
+        let operation = HTTPRequestOperation(request: request)
+        operation.connectionProxyDictionary = proxies
+        if let policy { operation.securityPolicy = policy }
+        return operation
+    }
+
+    // MARK: - HTTP proxy
+
+    func testAnHTTPRequestGoesThroughTheDictionarysHTTPProxy() throws {
+        let proxy = try tinyproxy()
+        server.respond("/via-proxy", body: Data("origin".utf8))
+        let marker = "via-proxy?m=\(UUID().uuidString)"
+        let operation = operation(URL(string: "\(server.baseURL.absoluteString)/\(marker)")!, proxies: proxy.dictionary)
+        let outcome = run(operation)
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.responseData, Data("origin".utf8))
+        XCTAssertTrue(proxy.logShows(marker), "the proxy carried the request")
+        XCTAssertEqual(operation.connectionProxyDictionary?["HTTPPort"] as? Int, proxy.port, "the getter returns what was set")
+    }
+
+    func testAnEmptyDictionaryGoesDirect() throws {
+        let proxy = try tinyproxy()
+        server.respond("/direct", body: Data("origin".utf8))
+        let marker = "direct?m=\(UUID().uuidString)"
+        let operation = operation(URL(string: "\(server.baseURL.absoluteString)/\(marker)")!, proxies: [:])
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(server.requests.count, 1)
+        XCTAssertFalse(proxy.logShows(marker, timeout: 0.3))
+    }
+
+    func testAnInvalidDictionaryFailsWithAClearErrorAndSendsNothing() throws {
+        server.respond("/never", body: Data())
+        for bad: [AnyHashable: Any] in [["HTTPEnable": true, "HTTPPort": 3128],
+                                         ["HTTPEnable": true, "HTTPProxy": "127.0.0.1", "HTTPPort": 70_000],
+                                         ["SOCKSEnable": 1, "SOCKSProxy": "127.0.0.1", "SOCKSPort": "many"]] {
+            let outcome = run(operation(url("/never"), proxies: bad))
+            XCTAssertEqual(outcome.error?.domain, NSURLErrorDomain)
+            XCTAssertEqual(outcome.error?.code, NSURLErrorBadURL, "\(bad)")
+            XCTAssertTrue(outcome.error?.localizedDescription.contains("connectionProxyDictionary") ?? false)
+        }
+        XCTAssertTrue(server.requests.isEmpty)
+    }
+
+    func testTheOperationManagerCopiesItsDictionaryToEveryOperation() throws {
+        let proxy = try tinyproxy()
+        server.respond("/managed", headers: [("Content-Type", "application/json")], body: Data("{}".utf8))
+        let manager = HTTPRequestOperationManager(baseURL: server.baseURL)
+        XCTAssertNil(manager.connectionProxyDictionary)
+        manager.connectionProxyDictionary = proxy.dictionary
+        let marker = "managed?m=\(UUID().uuidString)"
+        let done = expectation(description: "GET")
+        let operation = manager.get(marker, parameters: nil, success: { _, _ in done.fulfill() },
+                                    failure: { _, error in XCTFail("\(error)"); done.fulfill() })
+        wait(for: [done], timeout: 15)
+        XCTAssertEqual(operation?.connectionProxyDictionary?["HTTPPort"] as? Int, proxy.port)
+        XCTAssertTrue(proxy.logShows("m="), "the manager's operation went through the proxy")
+    }
+
+    // MARK: - CONNECT
+
+    func testTheProxysConnectAnswerNeverSurfacesAsTheOrigins() throws {
+        let proxy = try tinyproxy()
+        let (url, policy) = try httpsOrigin("/teapot")
+        let operation = operation(url, proxies: proxy.dictionary, policy: policy)
+        let outcome = run(operation)
+        XCTAssertNil(outcome.error.flatMap { $0.domain == NSURLErrorDomain ? $0 : nil })
+        XCTAssertEqual(operation.response?.statusCode, 418, "the origin's answer, not the proxy's 200")
+        XCTAssertNil(operation.response?.value(forHTTPHeaderField: "Proxy-Agent"))
+        XCTAssertEqual(operation.responseString, "short and stout")
+        XCTAssertTrue(proxy.logShows("CONNECT"), "the request went through the tunnel")
+    }
+
+    func testASessionTasksDidReceiveResponseSeesTheOriginThroughATunnel() throws {
+        let proxy = try tinyproxy()
+        let (url, policy) = try httpsOrigin("/teapot")
+        let configuration = URLSessionConfiguration.default
+        configuration.connectionProxyDictionary = proxy.dictionary
+        let manager = makeManager(configuration: configuration)
+        manager.securityPolicy = policy
+        manager.responseSerializer = HTTPResponseSerializer()
+        let statuses = Locked<[Int]>([])
+        let agents = Locked<[String]>([])
+        manager.setDataTaskDidReceiveResponseBlock { _, _, response in
+            let http = response as? HTTPURLResponse
+            statuses.append(http?.statusCode ?? -1)
+            if let agent = http?.value(forHTTPHeaderField: "Proxy-Agent") { agents.append(agent) }
+            return .allow
+        }
+        let probe = makeProbe()
+        var request = URLRequest(url: url)
+        request.timeoutInterval = 15
+        let task = manager.dataTask(with: request, uploadProgress: nil, downloadProgress: nil, completionHandler: probe.data)
+        let outcome = run(task, probe)
+        XCTAssertEqual(statuses.value, [418])
+        XCTAssertEqual(agents.value, [])
+        XCTAssertEqual((outcome.response as? HTTPURLResponse)?.statusCode, 418)
+        XCTAssertTrue(proxy.logShows("CONNECT"))
+    }
+
+    func testAPausedAndResumedDownloadThroughATunnelIsByteExact() throws {
+        let proxy = try tinyproxy()
+        let (url, policy) = try httpsOrigin("/slow/4m.bin")
+        let expected = try Data(contentsOf: SharedServers.pkiNginx().directory.appendingPathComponent("www/4m.bin"))
+        let file = temporaryFileURL("proxy-resume")
+        let operation = operation(url, proxies: proxy.dictionary, policy: policy)
+        operation.outputStream = OutputStream(toFileAtPath: file.path, append: false)
+        let paused = Locked(false)
+        operation.setDownloadProgressBlock { [weak operation] _, total, _ in
+            if total >= 128 * 1024 && paused.setOnce() { operation?.pause() }
+        }
+        let outcome = Locked(Outcome())
+        record(operation, into: outcome)
+        operation.start()
+        XCTAssertTrue(spin(until: { operation.isPaused }, timeout: 15))
+        operation.resume()
+        XCTAssertTrue(spin(until: { outcome.value.calls > 0 && operation.isFinished }, timeout: 30))
+        XCTAssertNil(outcome.value.error)
+        XCTAssertEqual(operation.response?.statusCode, 206, "the resumed hop's answer")
+        let written = try Data(contentsOf: file)
+        XCTAssertEqual(written.count, expected.count)
+        XCTAssertTrue(written == expected, "byte-exact after the resume through the tunnel")
+        XCTAssertTrue(proxy.logShows("CONNECT"))
+    }
+
+    // MARK: - 407
+
+    func testAConnect407GoesThroughTheChallengeBlockWithTheProxysSpace() throws {
+        let proxy = try tinyproxy(credentials: ("alice", "s3cret"))
+        let (url, policy) = try httpsOrigin("/teapot")
+        let operation = operation(url, proxies: proxy.dictionary, policy: policy)
+        let spaces = Locked<[(host: String, port: Int, isProxy: Bool, type: String?, realm: String?)]>([])
+        operation.setWillSendRequestForAuthenticationChallengeBlock { _, challenge in
+            let space = challenge.protectionSpace
+            spaces.append((space.host, space.port, space.isProxy(), space.proxyType, space.realm))
+            XCTAssertEqual((challenge.failureResponse as? HTTPURLResponse)?.statusCode, 407)
+            challenge.sender?.use(URLCredential(user: "alice", password: "s3cret", persistence: .none), for: challenge)
+        }
+        let outcome = run(operation)
+        XCTAssertNil(outcome.error.flatMap { $0.domain == NSURLErrorDomain ? $0 : nil }, "\(String(describing: outcome.error))")
+        XCTAssertEqual(operation.response?.statusCode, 418, "the origin's answer after authenticating to the proxy")
+        XCTAssertEqual(spaces.value.count, 1)
+        XCTAssertEqual(spaces.value.first?.host, "127.0.0.1", "the proxy's host, not the origin's")
+        XCTAssertEqual(spaces.value.first?.port, proxy.port)
+        XCTAssertEqual(spaces.value.first?.isProxy, true)
+        XCTAssertEqual(spaces.value.first?.type, NSURLProtectionSpaceHTTPSProxy)
+        XCTAssertEqual(spaces.value.first?.realm, "Tinyproxy")
+    }
+
+    func testAConnect407WithoutCredentialsEndsWithThe407AndNoTunnel() throws {
+        let proxy = try tinyproxy(credentials: ("alice", "s3cret"))
+        let (url, policy) = try httpsOrigin("/teapot")
+        let operation = operation(url, proxies: proxy.dictionary, policy: policy)
+        let outcome = run(operation)
+        XCTAssertNotNil(outcome.error, "a 407 is not a success")
+        XCTAssertNotEqual(operation.response?.statusCode, 418)
+        XCTAssertNotEqual(operation.response?.statusCode, 200)
+    }
+
+    func testAPlainHTTPProxys407NamesTheProxyAndItsCredentialsNeverReachTheOrigin() throws {
+        let proxy = try tinyproxy(credentials: ("alice", "s3cret"))
+        server.respond("/behind-proxy", body: Data("origin".utf8))
+        let operation = operation(url("/behind-proxy"), proxies: proxy.dictionary)
+        let spaces = Locked<[(host: String, port: Int, isProxy: Bool, type: String?)]>([])
+        operation.setWillSendRequestForAuthenticationChallengeBlock { _, challenge in
+            let space = challenge.protectionSpace
+            spaces.append((space.host, space.port, space.isProxy(), space.proxyType))
+            challenge.sender?.use(URLCredential(user: "alice", password: "s3cret", persistence: .none), for: challenge)
+        }
+        let outcome = run(operation)
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.responseData, Data("origin".utf8))
+        XCTAssertEqual(spaces.value.map(\.host), ["127.0.0.1"])
+        XCTAssertEqual(spaces.value.first?.port, proxy.port, "the proxy's port, not the origin's \(server.port)")
+        XCTAssertEqual(spaces.value.first?.isProxy, true)
+        XCTAssertEqual(spaces.value.first?.type, NSURLProtectionSpaceHTTPProxy)
+        XCTAssertEqual(server.requests.count, 1)
+        for request in server.requests {
+            XCTAssertNil(request.headers.first(name: "proxy-authorization"), "proxy credentials never reach the origin")
+            XCTAssertNil(request.headers.first(name: "authorization"))
+        }
+    }
+
+    // MARK: - SOCKS5
+
+    func testSOCKS5FromTheDictionaryCarriesHTTPAndHTTPS() throws {
+        let socks = try dante()
+        server.respond("/socks", body: Data("origin".utf8))
+        let plain = operation(url("/socks"), proxies: socks.dictionary)
+        XCTAssertNil(run(plain).error)
+        XCTAssertEqual(plain.responseData, Data("origin".utf8))
+        XCTAssertTrue(socks.logShows(".\(server.port)"), "danted logged the connect to the origin")
+
+        let (url, policy) = try httpsOrigin("/teapot")
+        let tls = operation(url, proxies: socks.dictionary, policy: policy)
+        run(tls)
+        XCTAssertEqual(tls.response?.statusCode, 418)
+        XCTAssertTrue(socks.logShows(".\(url.port!)"))
+    }
+
+    func testASessionConfigurationsSOCKSProxyCarriesItsTasks() throws {
+        let socks = try dante()
+        server.respond("/socks-session", body: Data("origin".utf8))
+        let configuration = URLSessionConfiguration.default
+        configuration.connectionProxyDictionary = socks.dictionary
+        let manager = makeManager(configuration: configuration)
+        manager.responseSerializer = HTTPResponseSerializer()
+        let probe = makeProbe()
+        let task = manager.dataTask(with: request("/socks-session"), uploadProgress: nil, downloadProgress: nil, completionHandler: probe.data)
+        let outcome = run(task, probe)
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(outcome.object as? Data, Data("origin".utf8))
+        XCTAssertTrue(socks.logShows(".\(server.port)"))
+    }
+
+    // MARK: - The environment (curl's rules), through a spawned afn
+
+    func testTheEnvironmentsProxyVariablesAreHonouredByAfn() throws {
+        let proxy = try tinyproxy()
+        server.respond("/env", body: Data("origin".utf8))
+        let proxyURL = "http://127.0.0.1:\(proxy.port)"
+
+        let viaLower = "env?case=lower-\(UUID().uuidString)"
+        var run = try AFNTool.run(["get", "\(server.baseURL.absoluteString)/\(viaLower)"], environment: ["http_proxy": proxyURL])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(proxy.logShows(viaLower), "http_proxy is honoured")
+
+        let viaUpper = "env?case=upper-\(UUID().uuidString)"
+        run = try AFNTool.run(["get", "\(server.baseURL.absoluteString)/\(viaUpper)"], environment: ["HTTP_PROXY": proxyURL])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertFalse(proxy.logShows(viaUpper, timeout: 0.3), "HTTP_PROXY is ignored, as curl does (httpoxy)")
+
+        let viaAll = "env?case=all-\(UUID().uuidString)"
+        run = try AFNTool.run(["get", "\(server.baseURL.absoluteString)/\(viaAll)"], environment: ["ALL_PROXY": proxyURL])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(proxy.logShows(viaAll), "ALL_PROXY applies to http")
+
+        let excluded = "env?case=no-proxy-\(UUID().uuidString)"
+        run = try AFNTool.run(["get", "\(server.baseURL.absoluteString)/\(excluded)"],
+                              environment: ["http_proxy": proxyURL, "NO_PROXY": "example.com, 127.0.0.0/8"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertFalse(proxy.logShows(excluded, timeout: 0.3), "NO_PROXY's range excludes the origin")
+    }
+
+    func testTheEnvironmentsHTTPSProxyTunnelsForAfn() throws {
+        let socks = try dante()
+        let (url, _) = try httpsOrigin("/1k.bin")
+        let run = try AFNTool.run(["get", "--cacert", TestPKI.directory.appendingPathComponent("root-ca.cer").path, url.absoluteString],
+                                  environment: ["HTTPS_PROXY": "socks5h://127.0.0.1:\(socks.port)"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(socks.logShows(".\(url.port!)"), "HTTPS_PROXY carried the https request")
+    }
+
+    // MARK: - curl's environment rules (the resolver itself)
+
+    func testEnvironmentRules() {
+        let http = URL(string: "http://api.example.com/x")!
+        let https = URL(string: "https://api.example.com/x")!
+        func endpoint(_ variables: [String: String], _ url: URL) -> ProxyEndpoint? {
+            try? ProxyEnvironment(variables).endpoint(for: url).get()
+        }
+        XCTAssertEqual(endpoint(["http_proxy": "proxy:3128"], http)?.curlValue, "http://proxy:3128")
+        XCTAssertNil(endpoint(["HTTP_PROXY": "proxy:3128"], http), "upper-case HTTP_PROXY is ignored")
+        XCTAssertNil(endpoint(["http_proxy": "proxy:3128"], https), "http_proxy is for http only")
+        XCTAssertEqual(endpoint(["HTTPS_PROXY": "proxy"], https)?.port, 1080, "curl's default proxy port")
+        XCTAssertEqual(endpoint(["https_proxy": "https://secure-proxy"], https)?.port, 443)
+        XCTAssertEqual(endpoint(["https_proxy": "a:1", "HTTPS_PROXY": "b:2"], https)?.host, "a", "lower case first")
+        XCTAssertEqual(endpoint(["all_proxy": "socks5h://s:9050"], https)?.kind, .socks5h)
+        XCTAssertEqual(endpoint(["ALL_PROXY": "socks5://s:9050"], http)?.kind, .socks5)
+        XCTAssertEqual(endpoint(["http_proxy": "h:1", "all_proxy": "a:2"], http)?.host, "h", "the scheme's own variable first")
+        XCTAssertEqual(endpoint(["http_proxy": "http://user:p%40ss@h:8080"], http)?.curlValue, "http://user:p%40ss@h:8080")
+        XCTAssertEqual(endpoint(["http_proxy": "[::1]:3128"], http)?.host, "::1")
+        for noProxy in ["*", "example.com", ".example.com", "api.example.com", "other.org, EXAMPLE.COM"] {
+            XCTAssertNil(endpoint(["http_proxy": "h:1", "no_proxy": noProxy], http), noProxy)
+        }
+        for noProxy in ["ample.com", "other.org", "api.example.co"] {
+            XCTAssertNotNil(endpoint(["http_proxy": "h:1", "NO_PROXY": noProxy], http), noProxy)
+        }
+        let loopback = URL(string: "http://127.0.0.1:8080/")!
+        XCTAssertNil(endpoint(["http_proxy": "h:1", "no_proxy": "127.0.0.0/8"], loopback))
+        XCTAssertNil(endpoint(["http_proxy": "h:1", "no_proxy": "127.0.0.1"], loopback))
+        XCTAssertNotNil(endpoint(["http_proxy": "h:1", "no_proxy": "10.0.0.0/8"], loopback))
+        XCTAssertNil(endpoint(["http_proxy": "h:1", "no_proxy": "::1"], URL(string: "http://[::1]:80/")!))
+        XCTAssertThrowsError(try ProxyEnvironment(["http_proxy": "ftp://h:1"]).endpoint(for: http).get(), "an unknown proxy scheme is an error")
+        XCTAssertNil(endpoint([:], http))
+    }
+
+    func testDictionaryRules() throws {
+        let parsed = try ProxyDictionary.parse(["HTTPEnable": NSNumber(value: 1), "HTTPProxy": "p", "HTTPPort": NSNumber(value: 3128),
+                                                "HTTPSEnable": false, "HTTPSProxy": "ignored", "SOCKSEnable": "1", "SOCKSProxy": "s"]).get()
+        XCTAssertEqual(parsed.endpoint(forScheme: "http")?.curlValue, "http://p:3128")
+        XCTAssertEqual(parsed.endpoint(forScheme: "https")?.curlValue, "socks5h://s:1080", "SOCKS covers what HTTPS does not")
+        XCTAssertNil(try ProxyDictionary.parse([:]).get().endpoint(forScheme: "http"), "empty: direct")
+        XCTAssertEqual(try ProxyDictionary.parse(["HTTPSEnable": true, "HTTPSProxy": "p"]).get().endpoint(forScheme: "https")?.port, 80)
+    }
+}
