@@ -22,13 +22,36 @@
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+/* The package's floor: OpenSSL security level 2 (RSA/DH keys of 2048 bits,
+ * no SHA-1 or MD5 signatures), or the system's level when that is stricter. */
+enum { CAFSSL_MINIMUM_SECURITY_LEVEL = 2 };
+static int security_level = CAFSSL_MINIMUM_SECURITY_LEVEL;
+/* Where a context made for one connection keeps its CAFSSL_FLOOR_CHECK_* bits. */
+static int floor_checks_index = -1;
+
 static void init_openssl(void) {
     OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_SSL_STRINGS
                      | OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL);
+    /* A fresh context carries the level of the system's configuration
+     * (openssl.cnf may raise it); never go below the package's floor. */
+    ERR_set_mark();
+    SSL_CTX *probe = SSL_CTX_new(TLS_client_method());
+    if (probe != NULL) {
+        int system_level = SSL_CTX_get_security_level(probe);
+        if (system_level > security_level) security_level = system_level;
+        SSL_CTX_free(probe);
+    }
+    floor_checks_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+    ERR_pop_to_mark();
 }
 
 void cafssl_init(void) {
     pthread_once(&init_once, init_openssl);
+}
+
+int cafssl_security_level(void) {
+    cafssl_init();
+    return security_level;
 }
 
 struct x509_st *cafssl_cert_from_der(const uint8_t *der, size_t length) {
@@ -181,6 +204,28 @@ static cafssl_verify_kind classify(int code) {
     }
 }
 
+/* Whether the leaf names its server in a DNS or IP subjectAltName: without
+ * one, a host name could only be matched against the subject CN, which RFC
+ * 9525 (6.3) forbids. */
+static int has_server_name(X509 *leaf) {
+    GENERAL_NAMES *names = X509_get_ext_d2i(leaf, NID_subject_alt_name, NULL, NULL);
+    int found = 0;
+    for (int i = 0; i < sk_GENERAL_NAME_num(names) && !found; i++) {
+        int type = sk_GENERAL_NAME_value(names, i)->type;
+        found = type == GEN_DNS || type == GEN_IPADD;
+    }
+    GENERAL_NAMES_free(names);
+    return found;
+}
+
+/* A CA certificate (basicConstraints CA:TRUE) is not a server's own
+ * certificate (CA/B Forum 7.1.2.7), unless it is itself the trust anchor the
+ * chain ends at: a self-signed certificate trusted or pinned directly, which
+ * `openssl req -x509` marks CA:TRUE by default. */
+static int is_ca_used_as_leaf(X509 *leaf, int chain_length) {
+    return chain_length > 1 && (X509_get_extension_flags(leaf) & EXFLAG_CA) != 0;
+}
+
 /* Remembers the first failure and tells OpenSSL to carry on, so that the
  * chain is built as far as possible and the most fundamental error wins. */
 static int record_first_error(int ok, X509_STORE_CTX *ctx) {
@@ -223,12 +268,20 @@ int cafssl_verify(struct x509_store_st *store, struct x509_st *leaf,
         if (at_time >= 0) {
             X509_STORE_CTX_set_time(ctx, 0, (time_t)at_time);
         }
+        /* Without a level OpenSSL checks neither key sizes nor signature
+         * digests: the same floor as the handshake's. */
+        X509_VERIFY_PARAM_set_auth_level(X509_STORE_CTX_get0_param(ctx), cafssl_security_level());
         int verified = X509_verify_cert(ctx);
         /* Failures that bypass the callback (allocation, internal) still count. */
         if (verified <= 0 && result->code == X509_V_OK) {
             int code = X509_STORE_CTX_get_error(ctx);
             result->code = code != X509_V_OK ? code : X509_V_ERR_UNSPECIFIED;
             result->depth = X509_STORE_CTX_get_error_depth(ctx);
+        }
+        if (ssl_server && result->code == X509_V_OK
+            && is_ca_used_as_leaf(leaf, sk_X509_num(X509_STORE_CTX_get0_chain(ctx)))) {
+            result->code = X509_V_ERR_INVALID_NON_CA;
+            result->depth = 0;
         }
         result->kind = classify(result->code);
         if (built_chain != NULL) {
@@ -254,13 +307,58 @@ int cafssl_check_host(const struct x509_st *cert, const char *name) {
     int matched = X509_check_ip_asc((X509 *)cert, name, 0);
     if (matched == -2) {
         matched = X509_check_host((X509 *)cert, name, strlen(name),
-                                  X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS, NULL);
+                                  X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT, NULL);
     }
     ERR_pop_to_mark();
     return matched == 1 ? 1 : (matched == 0 ? 0 : -1);
 }
 
 /* ---- Inside the TLS handshake ---- */
+
+/* OpenSSL's chain verification on libcurl's own path calls this for every
+ * certificate; the leaf (depth 0), once its chain verified, gets the checks
+ * OpenSSL leaves out. Returning 0 with an error set makes
+ * SSL_get_verify_result report it, which libcurl turns into its
+ * "SSL certificate problem" failure before sending anything. */
+static int floor_verify_callback(int ok, X509_STORE_CTX *store_ctx) {
+    if (!ok || X509_STORE_CTX_get_error_depth(store_ctx) != 0) return ok;
+    X509 *leaf = X509_STORE_CTX_get_current_cert(store_ctx);
+    if (leaf == NULL) return ok;
+    SSL *ssl = X509_STORE_CTX_get_ex_data(store_ctx, SSL_get_ex_data_X509_STORE_CTX_idx());
+    int checks = ssl == NULL || floor_checks_index < 0
+        ? 0 : (int)(intptr_t)SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), floor_checks_index);
+    if ((checks & CAFSSL_FLOOR_CHECK_NAMES) && !has_server_name(leaf)) {
+        X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_HOSTNAME_MISMATCH);
+        return 0;
+    }
+    if ((checks & CAFSSL_FLOOR_CHECK_LEAF) && is_ca_used_as_leaf(leaf, sk_X509_num(X509_STORE_CTX_get0_chain(store_ctx)))) {
+        X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_INVALID_NON_CA);
+        return 0;
+    }
+    return 1;
+}
+
+int cafssl_ctx_apply_floor(void *ssl_ctx, int checks) {
+    SSL_CTX *ctx = ssl_ctx;
+    if (ctx == NULL) return 0;
+    int level = cafssl_security_level();
+    ERR_set_mark();
+    int applied = 1;
+    if (SSL_CTX_get_security_level(ctx) < level) SSL_CTX_set_security_level(ctx, level);
+    long minimum = SSL_CTX_get_min_proto_version(ctx);
+    /* 0 means "the lowest this OpenSSL supports". */
+    if (minimum < TLS1_2_VERSION && SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) applied = 0;
+    if (applied && checks != 0) {
+        /* The context is libcurl's, made for this one connection. */
+        if (floor_checks_index < 0 || SSL_CTX_set_ex_data(ctx, floor_checks_index, (void *)(intptr_t)checks) != 1) {
+            applied = 0;
+        } else {
+            SSL_CTX_set_verify(ctx, SSL_CTX_get_verify_mode(ctx), floor_verify_callback);
+        }
+    }
+    ERR_pop_to_mark();
+    return applied;
+}
 
 void cafssl_ctx_set_verify_callback(void *ssl_ctx,
                                     int (*callback)(struct x509_store_ctx_st *store_ctx, void *arg),

@@ -39,7 +39,8 @@ enum ChainVerifier {
         }
         if let host, !HostnameMatcher.matches(leaf, host: host) {
             return ChainVerification(failure: SecurityPolicyError(.hostnameMismatch,
-                                                                  detail: "certificate is not valid for \(host)"),
+                                                                  detail: "the certificate is not valid for the host name \(host) "
+                                                                    + "(only DNS and IP subjectAltNames count, never the subject CN)"),
                                      chain: chain)
         }
         return ChainVerification(failure: nil, chain: chain.isEmpty ? [leaf] : chain)

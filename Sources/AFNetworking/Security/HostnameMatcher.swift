@@ -1,13 +1,13 @@
 import CAFOpenSSL
 import Foundation
 
-/// RFC 6125 server identity checks, delegated to OpenSSL's X509_check_host /
+/// RFC 9525 server identity checks, delegated to OpenSSL's X509_check_host /
 /// X509_check_ip_asc.
 enum HostnameMatcher {
     /// Whether `certificate` is valid for `host`.
     ///
     /// `host` may be a DNS name (matched against DNS SANs, with a single
-    /// left-most-label wildcard; the CN is used only when there is no DNS SAN),
+    /// left-most-label wildcard; never against the subject CN, RFC 9525 6.3),
     /// an IPv4 literal or an IPv6 literal, bracketed or not (matched against
     /// IP SANs only). One trailing dot is ignored.
     static func matches(_ certificate: Certificate, host: String) -> Bool {

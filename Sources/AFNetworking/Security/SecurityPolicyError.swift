@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import CAFOpenSSL
 import Foundation
 
@@ -38,7 +39,10 @@ public struct SecurityPolicyError: Error, CustomNSError, LocalizedError, Sendabl
         default: reason = .invalidChain
         }
         let message = cafssl_verify_error_string(result.code).map { String(cString: $0) } ?? "error \(result.code)"
-        self.init(reason, verifyResult: Int(result.code), detail: "\(message) (depth \(result.depth))")
+        // The same words libcurl's path uses for the same code, then OpenSSL's own.
+        let detail = TLSRejectionReason.phrase(forVerifyResult: Int(result.code))
+            .map { "\($0) (OpenSSL: \(message), depth \(result.depth))" } ?? "\(message) (depth \(result.depth))"
+        self.init(reason, verifyResult: Int(result.code), detail: detail)
     }
 
     /// `NSURLErrorDomain`, like the error a refused handshake reports.

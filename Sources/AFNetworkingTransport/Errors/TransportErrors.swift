@@ -33,7 +33,10 @@ package enum TransportErrors {
         let underlying = NSError(domain: curlErrorDomain, code: Int(code.rawValue), userInfo: [
             NSLocalizedDescriptionKey: curlMessage ?? curl_easy_strerror(code).map { String(cString: $0) } ?? "libcurl error \(code.rawValue)",
         ])
-        return make(urlErrorCode(for: code, tlsVerifyResult: tlsVerifyResult), url: url, underlying: underlying)
+        let urlCode = urlErrorCode(for: code, tlsVerifyResult: tlsVerifyResult)
+        return make(urlCode, url: url, underlying: underlying,
+                    description: tlsDescription(forURLErrorCode: urlCode, curlCode: code, verifyResult: tlsVerifyResult,
+                                                curlMessage: curlMessage))
     }
 
     /// curl's code, corrected where curl's category misleads for HTTP:

@@ -3,15 +3,37 @@ import CAFOpenSSL
 import Foundation
 
 extension Transfer {
-    /// Installs the owner's certificate evaluator inside OpenSSL's certificate
-    /// verification for every connection this transfer opens, so a server the
+    /// Applies the package's TLS floor to every connection this transfer
+    /// opens (TLS 1.2 or newer, OpenSSL security level 2 or the system's
+    /// stricter one, no subject-CN host names, no CA certificate as the
+    /// server's own) and installs the owner's certificate evaluator, if any,
+    /// inside OpenSSL's certificate verification, so a server the floor or the
     /// evaluator rejects never receives a request byte.
     func configurePolicyVerification(_ userdata: UnsafeMutableRawPointer) throws {
-        guard options.tls.evaluator != nil else { return }
+        // Also said to curl, not only to OpenSSL: curl then refuses older
+        // versions itself, before the context callback runs.
+        try easy.set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2))
         try cafcurl_easy_setopt_ssl_ctx_function(easy.raw, transferSSLContextCallback).check("TLS context callback")
         try easy.set(CURLOPT_SSL_CTX_DATA, pointer: userdata)
+        guard options.tls.evaluator != nil else { return }
         // A resumed session skips certificate verification: never resume.
         try easy.set(CURLOPT_SSL_SESSIONID_CACHE, false)
+    }
+
+    /// Prepares the OpenSSL context libcurl made for one new connection.
+    /// Network thread, before the handshake.
+    func prepareTLSContext(_ sslContext: UnsafeMutableRawPointer, userdata: UnsafeMutableRawPointer) -> Bool {
+        NetworkThread.assertCurrent()
+        if options.tls.evaluator != nil {
+            // The evaluator replaces OpenSSL's chain verification and applies the floor itself.
+            guard cafssl_ctx_apply_floor(sslContext, 0) == 1 else { return false }
+            cafssl_ctx_set_verify_callback(sslContext, transferVerifyCallback, userdata)
+            return true
+        }
+        var checks: Int32 = 0
+        if options.tls.verifiesPeer { checks |= Int32(CAFSSL_FLOOR_CHECK_LEAF) }
+        if options.tls.verifiesHost { checks |= Int32(CAFSSL_FLOOR_CHECK_NAMES) }
+        return cafssl_ctx_apply_floor(sslContext, checks) == 1
     }
 
     /// OpenSSL's verification step for one connection: the chain the server
@@ -52,8 +74,8 @@ extension Transfer {
 
 private let transferSSLContextCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> CURLcode = { _, sslContext, userdata in
     guard let sslContext, let userdata else { return CURLE_ABORTED_BY_CALLBACK }
-    cafssl_ctx_set_verify_callback(sslContext, transferVerifyCallback, userdata)
-    return CURLE_OK
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.prepareTLSContext(sslContext, userdata: userdata) ? CURLE_OK : CURLE_SSL_CONNECT_ERROR
 }
 
 private let transferVerifyCallback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { storeContext, userdata in

@@ -33,6 +33,11 @@ typedef struct {
  * tear OpenSSL down under threads still verifying at process exit. */
 void cafssl_init(void);
 
+/* The OpenSSL security level every verification and handshake of the package
+ * uses: 2 (RSA/DH keys of at least 2048 bits, no SHA-1 or MD5 signatures), or
+ * the system configuration's when that is higher. */
+int cafssl_security_level(void);
+
 /* d2i_X509 advances a pointer-to-pointer; this also rejects trailing bytes. */
 struct x509_st *cafssl_cert_from_der(const uint8_t *der, size_t length);
 
@@ -91,13 +96,27 @@ int cafssl_verify(struct x509_store_st *store, struct x509_st *leaf,
 /* Static English text for an X509_V_ERR_* code. */
 const char *cafssl_verify_error_string(int code);
 
-/* RFC 6125 name check of a leaf: IP literals against IP SANs only, DNS names
- * against DNS SANs (single left-most wildcard label), the CN only when there is
- * no DNS SAN. `name` must be NUL-terminated without brackets.
+/* RFC 9525 name check of a leaf: IP literals against IP SANs only, DNS names
+ * against DNS SANs (single left-most wildcard label), never the subject CN.
+ * `name` must be NUL-terminated without brackets.
  * Returns 1 match, 0 mismatch, -1 error. */
 int cafssl_check_host(const struct x509_st *cert, const char *name);
 
 /* ---- Inside the TLS handshake (called from libcurl's CURLOPT_SSL_CTX_FUNCTION) ---- */
+
+/* Checks cafssl_ctx_apply_floor adds to OpenSSL's own chain verification. */
+enum {
+    /* The leaf must carry a DNS or IP subjectAltName (no subject-CN fallback). */
+    CAFSSL_FLOOR_CHECK_NAMES = 1,
+    /* The leaf must not be a CA certificate (unless it is the anchor itself). */
+    CAFSSL_FLOOR_CHECK_LEAF = 2,
+};
+
+/* Applies the package's TLS floor to a context libcurl is setting up: the
+ * security level of cafssl_security_level, TLS 1.2 or newer, and `checks`
+ * (CAFSSL_FLOOR_CHECK_*) on the leaf when OpenSSL's own verification runs.
+ * Returns 1, or 0 when OpenSSL refused a setting. */
+int cafssl_ctx_apply_floor(void *ssl_ctx, int checks);
 
 /* SSL_CTX_set_cert_verify_callback takes OpenSSL types this header does not
  * import; the context comes from libcurl as a plain pointer. The callback

@@ -29,13 +29,17 @@ enum AFNTool {
         return found
     }
 
-    /// Runs `afn arguments`, feeding `stdin` (empty when nil); a run still
+    /// Runs `afn arguments` with `environment` added to the test's, feeding `stdin` (empty when nil); a run still
     /// going after `timeout` seconds is terminated (and its status is then
     /// SIGTERM's).
-    static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60) throws -> Run {
+    static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60,
+                    environment: [String: String] = [:]) throws -> Run {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors

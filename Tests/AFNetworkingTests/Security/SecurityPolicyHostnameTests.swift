@@ -1,8 +1,8 @@
 import AFNetworking
 import XCTest
 
-/// RFC 6125 host matching: SAN DNS names with a single left-most wildcard,
-/// IP SANs for IP literals, the CN only without SANs.
+/// RFC 9525 host matching: SAN DNS names with a single left-most wildcard,
+/// IP SANs for IP literals, never the subject CN.
 final class SecurityPolicyHostnameTests: XCTestCase {
     private func accepts(_ leaf: Data, _ host: String, chain: [Data] = [TestPKI.intermediate]) -> Bool {
         SecurityPolicy.default().evaluateServerTrust(
@@ -34,11 +34,16 @@ final class SecurityPolicyHostnameTests: XCTestCase {
         XCTAssertFalse(accepts(TestPKI.wildcardLeaf, "api.example.testx"))
     }
 
-    func testCommonNameIsUsedOnlyWithoutSAN() {
+    func testCommonNameIsNeverUsed() {
+        // RFC 9525 6.3 (2.7 and RFC 6125 fell back to the CN without a DNS SAN).
         let cnOnly = SecurityPolicy(pinningMode: .certificate, withPinnedCertificates: [TestPKI.selfSignedCommonName])
         cnOnly.allowInvalidCertificates = true
-        XCTAssertTrue(cnOnly.evaluateServerTrust(TestPKI.trust(with: TestPKI.selfSignedCommonName), forDomain: "foobar.com"))
+        let refusal = cnOnly.evaluate(TestPKI.trust(with: TestPKI.selfSignedCommonName), forDomain: "foobar.com")
+        XCTAssertEqual(refusal.failureReason, .hostnameMismatch)
         XCTAssertFalse(cnOnly.evaluateServerTrust(TestPKI.trust(with: TestPKI.selfSignedCommonName), forDomain: "other.com"))
+        // Without host validation the pin alone decides, as before.
+        cnOnly.validatesDomainName = false
+        XCTAssertTrue(cnOnly.evaluateServerTrust(TestPKI.trust(with: TestPKI.selfSignedCommonName), forDomain: "foobar.com"))
 
         // The wildcard leaf's CN is "*.example.test" too, but its SAN decides:
         // the wrong-host leaf has CN = SAN = wrong.test, so only that name works.
@@ -55,5 +60,13 @@ final class SecurityPolicyHostnameTests: XCTestCase {
     func testIPLiteralNeverMatchesDNSNames() {
         // The IP address must not be matched against DNS SANs or the CN.
         XCTAssertFalse(accepts(TestPKI.wrongHostLeaf, "127.0.0.1"))
+    }
+}
+
+private extension Result where Success == Void, Failure == SecurityPolicyError {
+    /// The refusal's reason, nil when accepted.
+    var failureReason: SecurityPolicyFailureReason? {
+        if case .failure(let error) = self { return error.reason }
+        return nil
     }
 }
