@@ -16,7 +16,7 @@ enum CacheRules {
         case fail(NSError)
     }
 
-    /// `userInfo` key of a cached response: the security policy it was fetched under.
+    /// `userInfo` key of a cached response: the security policy (and client identity) it was fetched under.
     static let policyKey = "AFNetworkingSecurityPolicy"
     /// The tag of OpenSSL's standard verification (the default policy).
     static let standardTag = "standard"
@@ -24,6 +24,16 @@ enum CacheRules {
     /// A policy's tag: the standard policy's, or the handshake fingerprint.
     static func policyTag(_ policy: SecurityPolicy) -> String {
         policy.isStandardVerification ? standardTag : policy.handshakeFingerprint
+    }
+
+    /// The tag a response is cached under and served to: its security policy's
+    /// and, when the request presented one, its client identity's. A server
+    /// may answer differently for each identity (or none), so an answer
+    /// earned with a certificate is never served to a request without it.
+    static func tag(policy: SecurityPolicy?, clientCertificate: ClientCertificate?) -> String {
+        let base = policy.map(policyTag) ?? standardTag
+        guard let identity = clientCertificate?.identity else { return base }
+        return "\(base)|client:\(identity.fingerprint)"
     }
 
     /// Whether `URLCache` may answer the request at all: a GET that is not

@@ -298,7 +298,7 @@ extension TransferAdapter {
             handle { $0.machine.cacheLookupFinished(.load) }
             return
         }
-        let tag = environment.securityPolicy.map(CacheRules.policyTag) ?? CacheRules.standardTag
+        let tag = CacheRules.tag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
         let plan = CacheRules.plan(for: request, cache: cache, policyTag: tag)
         handle { $0.machine.cacheLookupFinished(plan) }
     }
@@ -336,7 +336,7 @@ extension TransferAdapter {
             // tagged with the security policy it was fetched under.
             var keyRequest = original
             keyRequest.url = response.url ?? original.url
-            let tag = environment.securityPolicy.map(CacheRules.policyTag) ?? CacheRules.standardTag
+            let tag = CacheRules.tag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
             let proposal = CachedURLResponse(response: response, data: data, userInfo: [CacheRules.policyKey: tag], storagePolicy: .allowed)
             return CacheProposal(proposal: proposal, cache: cache, keyRequest: keyRequest, key: key, policyTag: tag)
         }

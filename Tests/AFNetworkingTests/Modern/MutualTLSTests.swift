@@ -257,6 +257,29 @@ final class MutualTLSTests: OperationTestCase {
         XCTAssertEqual(third.response?.statusCode, 200, "the request with a certificate rode the anonymous connection")
     }
 
+    /// Issue 15 item 3: a request without a certificate got nginx's 200 for
+    /// one. The response cache filed answers by security policy only, so an
+    /// answer earned with a certificate (fresh for a moment by the heuristic
+    /// on `Last-Modified`, or for an hour here) was served to the next request
+    /// without one under the same policy.
+    func testACachedAnswerIsNeverServedToAnotherIdentity() throws {
+        let url = try sharedFixture().nginxURL.appendingPathComponent("cacheable/hello.txt")
+        let identified = makeOperation(url, identity: try pemIdentity())
+        XCTAssertNil(run(identified).error)
+        XCTAssertEqual(identified.response?.statusCode, 200)
+
+        let anonymous = makeOperation(url, identity: nil)
+        _ = run(anonymous)
+        XCTAssertEqual(anonymous.response?.statusCode, 400, "the answer for the certificate was served without one")
+        let rogue = makeOperation(url, identity: try rogueIdentity())
+        _ = run(rogue)
+        XCTAssertEqual(rogue.response?.statusCode, 400, "the answer for the certificate was served to another identity")
+
+        let again = makeOperation(url, identity: try pemIdentity())
+        XCTAssertNil(run(again).error)
+        XCTAssertEqual(again.responseString, "hello, client\n")
+    }
+
     func testAConnectionIsNeverReusedForAnotherIdentity() throws {
         let url = try hello()
         let good = try makeOperation(url, identity: pemIdentity())

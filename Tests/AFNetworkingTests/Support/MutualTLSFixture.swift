@@ -176,6 +176,8 @@ final class MutualTLSFixture: @unchecked Sendable {
                 ssl_verify_depth 2;
                 ssl_client_certificate \(material.clientCAPEM.path);
                 root \(root.path);
+                # The same file, cacheable for an hour (whatever the answer).
+                location /cacheable/ { alias \(root.path)/; expires 1h; }
             }
         }
         """
