@@ -178,6 +178,8 @@ final class MutualTLSFixture: @unchecked Sendable {
                 root \(root.path);
                 # The same file, cacheable for an hour (whatever the answer).
                 location /cacheable/ { alias \(root.path)/; expires 1h; }
+                # To the same server under another origin (127.0.0.1 instead of localhost).
+                location = /elsewhere { return 302 https://127.0.0.1:\(httpsPort)/hello.txt; }
             }
         }
         """
