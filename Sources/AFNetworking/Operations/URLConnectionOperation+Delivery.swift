@@ -15,9 +15,12 @@ import Logging
 /// the one it depends on have returned.
 extension URLConnectionOperation: TransferAdapter {
     func transferEnvironment(for url: URL?) -> TransferEnvironment {
-        settings.withLock { settings in
+        // The client certificate goes to the original request's origin only,
+        // never to another one a redirect leads to.
+        let sameOrigin = RedirectRules.sameOrigin(url, request.url)
+        return settings.withLock { settings in
             TransferEnvironment(securityPolicy: settings.securityPolicy, reportsUploadProgress: settings.uploadProgress != nil,
-                                clientCertificate: settings.clientCertificate, proxies: settings.proxies?.parsed)
+                                clientCertificate: sameOrigin ? settings.clientCertificate : nil, proxies: settings.proxies?.parsed)
         }
     }
 

@@ -70,12 +70,13 @@ extension URLConnectionOperation {
         handle { $0.machine.challengeAnswered(token: token, resolved) }
     }
 
-    /// Without a block: the operation's credential on the first failure, then
-    /// the stored default credential when `shouldUseCredentialStorage`, then none.
+    /// Without a block: the operation's credential on the first failure (only
+    /// for a challenge from the original request's origin), then the stored
+    /// default credential when `shouldUseCredentialStorage`, then none.
     private func defaultCredential(for space: URLProtectionSpace, failures: Int) -> URLCredential? {
         let (credential, useStorage) = settings.withLock { ($0.credential, $0.shouldUseCredentialStorage) }
         var candidates: [URLCredential] = []
-        if let credential { candidates.append(credential) }
+        if let credential, CredentialScope.covers(space, originalURL: request.url) { candidates.append(credential) }
         if useStorage, let stored = StoredCredentials.defaultCredential(for: space),
            !candidates.contains(where: { $0.user == stored.user && $0.password == stored.password }) {
             candidates.append(stored)

@@ -12,7 +12,8 @@ extension SessionTaskDriver: TransferAdapter {
     func transferEnvironment(for url: URL?) -> TransferEnvironment {
         var environment = context.session.settings.environment(for: url, securityPolicy: context.securityPolicy,
                                                                usesCache: !kind.isDownload, reportsUploadProgress: true)
-        environment.clientCertificate = context.clientCertificate
+        // Presented to the original request's origin only, never after a redirect elsewhere.
+        if RedirectRules.sameOrigin(url, originalRequest.url) { environment.clientCertificate = context.clientCertificate }
         return environment
     }
 

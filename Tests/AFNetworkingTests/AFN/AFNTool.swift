@@ -29,7 +29,7 @@ enum AFNTool {
         return found
     }
 
-    /// Runs `afn arguments`, feeding `stdin` (empty when nil); a run still
+    /// Runs `afn arguments` with `environment` added to the test's, feeding `stdin` (empty when nil); a run still
     /// going after `timeout` seconds is terminated (and its status is then
     /// SIGTERM's).
     /// With `shell`, afn is started by `/bin/sh -c shell afn arguments…` (the

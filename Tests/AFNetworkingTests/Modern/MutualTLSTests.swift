@@ -319,6 +319,19 @@ final class MutualTLSTests: OperationTestCase {
         }
     }
 
+    /// Issue 15 item 6: the certificate is presented to the original request's origin only.
+    func testTheCertificateIsNotPresentedToAnotherOriginAfterARedirect() throws {
+        let fixture = try sharedFixture()
+        let operation = makeOperation(fixture.nginxURL.appendingPathComponent("elsewhere"), identity: try pemIdentity())
+        _ = run(operation)
+        XCTAssertEqual(operation.response?.url?.host, "127.0.0.1", "the redirect was followed")
+        XCTAssertEqual(operation.response?.statusCode, 400, "the certificate went to another origin")
+        // At its own origin, the same identity is still presented.
+        let direct = makeOperation(URL(string: "https://127.0.0.1:\(fixture.nginxPort)/hello.txt")!, identity: try pemIdentity())
+        XCTAssertNil(run(direct).error)
+        XCTAssertEqual(direct.response?.statusCode, 200)
+    }
+
     func testAConnectionIsNeverReusedForAnotherIdentity() throws {
         let url = try hello()
         let good = try makeOperation(url, identity: pemIdentity())

@@ -182,6 +182,8 @@ final class MutualTLSFixture: @unchecked Sendable {
                 ssl_client_certificate \(material.clientCAPEM.path);
                 root \(root.path);
                 location /fresh/ { add_header Cache-Control "private, max-age=3600"; }
+                # To the same server under another origin (127.0.0.1 instead of localhost).
+                location = /elsewhere { return 302 https://127.0.0.1:\(httpsPort)/hello.txt; }
             }
         }
         """
