@@ -9,9 +9,10 @@ import FoundationNetworking
 /// adapter sends a fresh copy; copying runs caller code).
 enum RedirectRules {
     static func request(following response: ReceivedResponse, from request: URLRequest) -> Result<URLRequest, NSError> {
-        guard let target = response.redirectURL, let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+        guard let target = response.redirectURL, let scheme = target.scheme?.lowercased(),
+              scheme == "http" || scheme == "https" || staysOnItsSocket(request.url, target) else {
             return .failure(TransportErrors.make(NSURLErrorUnsupportedURL, url: response.redirectURL ?? response.url, underlying: nil,
-                                                 description: "A redirect may only lead to an http or https URL."))
+                                                 description: "A redirect may only lead to an http or https URL, or from a Unix socket to the same socket."))
         }
         var next = request
         next.url = target
@@ -35,8 +36,18 @@ enum RedirectRules {
         return .success(next)
     }
 
+    /// A Unix-socket target is followed only from a request on that very
+    /// socket: a server elsewhere must never make the client talk to a local
+    /// socket (a Docker daemon's, say).
+    static func staysOnItsSocket(_ source: URL?, _ target: URL) -> Bool {
+        guard UnixSocketURL.isUnixScheme(target.scheme), let source, UnixSocketURL.isUnixScheme(source.scheme) else { return false }
+        return source.host == target.host
+    }
+
     static func sameOrigin(_ lhs: URL?, _ rhs: URL?) -> Bool {
         guard let lhs, let rhs else { return false }
+        // A socket path is case-sensitive, unlike a host name.
+        if UnixSocketURL.isUnixScheme(lhs.scheme) { return lhs.scheme?.lowercased() == rhs.scheme?.lowercased() && lhs.host == rhs.host }
         return lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
             && lhs.host?.lowercased() == rhs.host?.lowercased()
             && effectivePort(lhs) == effectivePort(rhs)

@@ -9,7 +9,7 @@ extension URLConnectionOperation {
     /// `ALL_PROXY`, `no_proxy`/`NO_PROXY`). An empty dictionary: direct,
     /// whatever the environment says. Read when each hop starts; an invalid
     /// dictionary fails the operation with `NSURLErrorBadURL`. See
-    /// <doc:ProxiesAndTrailers>.
+    /// <doc:ProxiesSocketsTrailers>.
     public var connectionProxyDictionary: [AnyHashable: Any]? {
         get { settings.withLock { $0.proxies?.dictionary } }
         set { settings.withLock { $0.proxies = newValue.map(ProxySetting.init) } }

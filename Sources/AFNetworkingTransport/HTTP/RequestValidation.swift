@@ -20,9 +20,9 @@ package enum RequestValidation {
             return .failure(TransportErrors.make(NSURLErrorUnsupportedURL, url: url, underlying: nil,
                                                  description: "The URL \(url.absoluteString) has no scheme; only absolute http and https URLs can be loaded."))
         }
-        guard isHTTP(scheme) else {
+        guard isHTTP(scheme) || UnixSocketURL.isUnixScheme(scheme) else {
             return .failure(TransportErrors.make(NSURLErrorUnsupportedURL, url: url, underlying: nil,
-                                                 description: "The URL scheme \(scheme) is not supported; only http and https are."))
+                                                 description: "The URL scheme \(scheme) is not supported; only http, https, http+unix and https+unix are."))
         }
         guard let host = url.host, !host.isEmpty else {
             return .failure(TransportErrors.make(NSURLErrorBadURL, url: url, underlying: nil,

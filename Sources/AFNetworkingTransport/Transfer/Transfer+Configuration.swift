@@ -22,7 +22,13 @@ extension Transfer {
         // each), HTTP/2 is negotiated over TLS (CURL_HTTP_VERSION_2TLS), and
         // peer and host verification are on. Only http and https ever reach
         // curl: RequestValidation refuses other schemes and redirects are ours.
-        try easy.set(CURLOPT_URL, url.absoluteString)
+        if let unix = UnixSocketURL.target(of: url) {
+            // curl talks HTTP to the socket; the Host header is "localhost".
+            try easy.set(CURLOPT_URL, unix.curlURL)
+            try easy.set(CURLOPT_UNIX_SOCKET_PATH, unix.socketPath)
+        } else {
+            try easy.set(CURLOPT_URL, url.absoluteString)
+        }
         // Signals are process-wide; a library on its own thread must not use them.
         try easy.set(CURLOPT_NOSIGNAL, true)
         try easy.set(CURLOPT_PRIVATE, pointer: userdata)
@@ -55,10 +61,12 @@ extension Transfer {
 
     /// Always names the proxy (or "" for none), so curl never applies its own
     /// reading of the environment: the library must know the proxy to tell
-    /// its answers from the origin's.
+    /// its answers from the origin's. A Unix-socket URL never uses a proxy.
     private func configureProxy(for url: URL) throws {
         let scheme = url.scheme?.lowercased() ?? "http"
-        if let configured = options.proxies {
+        if UnixSocketURL.isUnixScheme(scheme) {
+            proxy = nil
+        } else if let configured = options.proxies {
             proxy = configured.endpoint(forScheme: scheme)
         } else {
             proxy = try ProxyEnvironment.process.endpoint(for: url).get()

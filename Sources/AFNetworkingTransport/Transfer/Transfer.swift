@@ -136,11 +136,22 @@ package final class Transfer: @unchecked Sendable {
         }
         if let head = response, (300..<400).contains(head.statusCode) {
             // The redirect target is only known once curl is done with the response.
-            response = head.withRedirectURL(easy.info(string: CURLINFO_REDIRECT_URL).flatMap(URL.init(string:)))
+            response = head.withRedirectURL(redirectTarget(of: head))
         }
         let delegate = self.delegate
         self.delegate = nil
         delegate?.transfer(self, didCompleteWithResponse: response, error: error)
+    }
+
+    /// Where a 3xx points. curl resolves `Location` against the URL it was
+    /// given, which for a Unix socket is `http://localhost/…`: there the
+    /// request's own URL is the base, so a relative redirect stays on the socket.
+    private func redirectTarget(of head: ReceivedResponse) -> URL? {
+        if let url = options.request.url, UnixSocketURL.isUnixScheme(url.scheme) {
+            guard let location = head.value(forField: "location") else { return nil }
+            return URL(string: location, relativeTo: url)?.absoluteURL
+        }
+        return easy.info(string: CURLINFO_REDIRECT_URL).flatMap(URL.init(string:))
     }
 
     /// The error for curl's result `code`, or nil for a complete exchange.

@@ -120,6 +120,8 @@ final class NginxFixture {
 
     var httpURL: URL { URL(string: "http://127.0.0.1:\(httpPort)")! }
     var httpsURL: URL { URL(string: "https://localhost:\(httpsPort)")! }
+    /// The http server also listens on this Unix domain socket.
+    var socketPath: String { directory.appendingPathComponent("nginx.sock").path }
     var accessLog: String { (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? "" }
 
     /// Whether the access log shows `text` within `timeout`: nginx writes a
@@ -184,7 +186,11 @@ final class NginxFixture {
             types { text/plain txt; application/octet-stream bin; }
             server {
                 listen 127.0.0.1:\(httpPort);
+                listen unix:\(directory.path)/nginx.sock;
                 root \(root.path);
+                # The Host header as received, and a relative redirect (for the Unix-socket tests).
+                location = /host { default_type text/plain; return 200 "$http_host"; }
+                location = /relative-redirect { absolute_redirect off; return 302 /1k.bin; }
                 location /status/ { return 500 "boom"; }
                 # Slow downloads, for interrupting a process mid-body.
                 location /slow/ { alias \(root.path)/; limit_rate 512k; }
