@@ -37,14 +37,22 @@ final class SessionSuspensionTests: SessionTransferTestCase {
     }
 
     func testCancellingATaskHeldBeforeItsConnectionCompletesOnce() {
+        // Suspended inside the redirect decision, so the second hop is held
+        // before it has a connection whatever the scheduling (a suspend()
+        // right after resume() may come after the request went out).
+        server.respond("/held-redirect", status: 302, headers: [("Location", "/held-cancel")])
         server.respond("/held-cancel", body: Data("x".utf8))
         let manager = makeManager()
         manager.responseSerializer = HTTPResponseSerializer()
+        manager.setTaskWillPerformHTTPRedirectionBlock { _, task, _, request in
+            task.suspend()
+            return request
+        }
         let outcome = Locked(TaskOutcome())
         let done = expectation(description: "completes once")
-        let task = manager.dataTask(with: request("/held-cancel"), completionHandler: recorder(outcome, done))
+        let task = manager.dataTask(with: request("/held-redirect"), completionHandler: recorder(outcome, done))
         task.resume()
-        task.suspend()
+        XCTAssertTrue(spin(until: { task.state == .suspended && !self.server.requests.isEmpty }))
         task.cancel()
         wait(for: [done], timeout: 10)
         XCTAssertEqual(outcome.value.calls, 1)
