@@ -181,13 +181,15 @@ final class NginxFixture {
             gzip on;
             gzip_types text/plain;
             gzip_min_length 100;
-            types { text/plain txt; application/octet-stream bin; }
+            types { text/plain txt; application/octet-stream bin; image/png png; image/jpeg jpg; }
             server {
                 listen 127.0.0.1:\(httpPort);
                 root \(root.path);
                 location /status/ { return 500 "boom"; }
                 # Slow downloads, for interrupting a process mid-body.
                 location /slow/ { alias \(root.path)/; limit_rate 512k; }
+                # A redirect to the same file at the root (ImageDownloaderTests).
+                location /redirect/ { rewrite ^/redirect/(.*)$ /$1 redirect; }
             }
             server {
                 listen 127.0.0.1:\(httpsPort) ssl http2;
