@@ -21,7 +21,7 @@ final class ImageDownloaderAsyncTests: ImageDownloaderTestCase {
         XCTAssertEqual(image.pixelHeight, 34)
         let cached = try await downloader.image(for: request)
         XCTAssertEqual(cached, image)
-        XCTAssertEqual(logLines(tag(of: request)).count, 1)
+        XCTAssertEqual(settledLogLines(tag(of: request)).count, 1)
     }
 
     func testThrowsWhatTheFailureBlockWouldGet() async throws {
@@ -49,7 +49,7 @@ final class ImageDownloaderAsyncTests: ImageDownloaderTestCase {
         }
         let image = try await kept.value
         XCTAssertEqual(image.pixelWidth, 9)
-        XCTAssertEqual(logLines(tag(of: request)).count, 1)
+        XCTAssertEqual(settledLogLines(tag(of: request)).count, 1)
     }
 
     func testCancellingTheLastAwaitingTaskCancelsTheRequest() async throws {
@@ -89,6 +89,6 @@ final class ImageDownloaderAsyncTests: ImageDownloaderTestCase {
         let sentinel = self.request(try servePNG())
         _ = try await downloader.image(for: sentinel)
         XCTAssertTrue(nginx.logShows(tag(of: sentinel)))
-        XCTAssertTrue(logLines(tag(of: request)).isEmpty)
+        XCTAssertTrue(settledLogLines(tag(of: request)).isEmpty)
     }
 }

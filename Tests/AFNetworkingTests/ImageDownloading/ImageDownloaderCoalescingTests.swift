@@ -46,7 +46,7 @@ final class ImageDownloaderCoalescingTests: ImageDownloaderTestCase {
         let response = answers[0].value.response
         XCTAssertTrue(answers.allSatisfy { $0.value.response === response })
         XCTAssertTrue(nginx.logShows(tag(of: request), timeout: 10))
-        XCTAssertEqual(logLines(tag(of: request)).count, 1, "exactly one request reached nginx")
+        XCTAssertEqual(settledLogLines(tag(of: request)).count, 1, "exactly one request reached nginx")
     }
 
     func testCancellingOneReceiptLeavesTheOthersTheirImages() throws {
@@ -65,7 +65,7 @@ final class ImageDownloaderCoalescingTests: ImageDownloaderTestCase {
                 XCTAssertNil(answer.value.error)
             }
         }
-        XCTAssertEqual(logLines(tag(of: request)).count, 1)
+        XCTAssertEqual(settledLogLines(tag(of: request)).count, 1)
     }
 
     func testCancellingEveryReceiptCancelsTheRunningRequest() throws {
@@ -116,7 +116,7 @@ final class ImageDownloaderCoalescingTests: ImageDownloaderTestCase {
         wait(for: [later], timeout: 20)
         XCTAssertNotNil(answer.value.image)
         XCTAssertTrue(nginx.logShows(tag(of: sentinel)))
-        XCTAssertTrue(logLines(tag(of: queued)).isEmpty, "the cancelled queued request was never sent")
+        XCTAssertTrue(settledLogLines(tag(of: queued)).isEmpty, "the cancelled queued request was never sent")
     }
 
     func testACancelledOrAnsweredReceiptCancelsNothingMore() throws {
@@ -146,6 +146,7 @@ final class ImageDownloaderCoalescingTests: ImageDownloaderTestCase {
         XCTAssertTrue(receipts.allSatisfy { $0?.task.state == .suspended })
         downloader.cancelTask(for: try XCTUnwrap(blockerReceipt))
         wait(for: done, timeout: 30)
+        _ = settledLogLines("")
         let log = nginx.accessLog
         let positions = requests.map { log.range(of: tag(of: $0))?.lowerBound }
         let found = positions.compactMap { $0 }

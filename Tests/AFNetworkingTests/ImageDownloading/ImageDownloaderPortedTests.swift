@@ -101,7 +101,7 @@ final class ImageDownloaderPortedTests: ImageDownloaderTestCase {
         XCTAssertNotNil(one.value.response)
         XCTAssertNil(two.value.response)
         XCTAssertEqual(one.value.image, two.value.image)
-        XCTAssertEqual(logLines(tag(of: request)).count, 1)
+        XCTAssertEqual(settledLogLines(tag(of: request)).count, 1)
     }
 
     func testTheImageCacheIsAskedWhetherToCacheAndThenFilled() throws {
@@ -163,7 +163,7 @@ final class ImageDownloaderPortedTests: ImageDownloaderTestCase {
         XCTAssertFalse(receipt1 === receipt2)
         XCTAssertNotNil(one.value.response)
         XCTAssertNotNil(two.value.response)
-        XCTAssertEqual(logLines(tag(of: request)).count, 2)
+        XCTAssertEqual(settledLogLines(tag(of: request)).count, 2)
     }
 
     func testCancellingAReceiptFailsItWithCancelled() throws {

@@ -74,6 +74,19 @@ class ImageDownloaderTestCase: XCTestCase {
         nginx.accessLog.split(separator: "\n").filter { $0.contains(tag) }
     }
 
+    /// The access-log lines of `tag` once nginx has logged every request that
+    /// ended before this call: nginx logs a request after answering it, so a
+    /// client can finish before its line is written. A sentinel request sent
+    /// now is logged after all of those; waiting for its line settles the log.
+    func settledLogLines(_ tag: String) -> [Substring] {
+        let sentinel = "sentinel-\(UUID().uuidString)"
+        let operation = HTTPRequestOperation(request: URLRequest(url: URL(string: "\(nginx.httpURL.absoluteString)/\(sentinel)")!))
+        operation.start()
+        operation.waitUntilFinished()
+        XCTAssertTrue(nginx.logShows(sentinel, timeout: 10), "nginx logged the sentinel")
+        return logLines(tag)
+    }
+
     func tag(of request: URLRequest) -> String {
         String(request.url!.query!.dropFirst(2))
     }
