@@ -183,7 +183,7 @@ final class NginxFixture {
             gzip on;
             gzip_types text/plain;
             gzip_min_length 100;
-            types { text/plain txt; application/octet-stream bin; }
+            types { text/plain txt; application/octet-stream bin; image/png png; image/jpeg jpg; }
             server {
                 listen 127.0.0.1:\(httpPort);
                 listen unix:\(directory.path)/nginx.sock;
@@ -196,6 +196,8 @@ final class NginxFixture {
                 location /slow/ { alias \(root.path)/; limit_rate 512k; }
                 # Trailer fields after the body (chunked on HTTP/1.1).
                 location /trailers/ { alias \(root.path)/; add_trailer X-Checksum "sum-1"; add_trailer X-Count "2"; }
+                # A redirect to the same file at the root (ImageDownloaderTests).
+                location /redirect/ { rewrite ^/redirect/(.*)$ /$1 redirect; }
             }
             server {
                 listen 127.0.0.1:\(httpsPort) ssl http2;

@@ -1,0 +1,80 @@
+/// The bookkeeping of `AutoPurgingImageCache` as a value: which images are
+/// held, what each costs, the order of their last accesses and the total.
+/// The cache keeps one behind its lock; every member is a pure state change,
+/// so the purge order and the byte count can be reasoned about (and tested)
+/// without threads.
+struct ImageCacheLedger {
+    struct Entry {
+        let image: Image
+        let cost: UInt64
+        /// The access counter's value at this entry's last access. A counter,
+        /// not a date: two accesses never tie, whatever the clock resolution.
+        var lastAccess: UInt64
+    }
+
+    private(set) var entries: [String: Entry] = [:]
+    /// The sum of the held entries' costs.
+    private(set) var usage: UInt64 = 0
+    private var accessCounter: UInt64 = 0
+
+    /// 3.2.1's decoded size at scale 1: four bytes per pixel, whatever the
+    /// encoded size or format.
+    static func cost(of image: Image) -> UInt64 {
+        UInt64(max(image.pixelWidth, 0)) * UInt64(max(image.pixelHeight, 0)) * 4
+    }
+
+    private mutating func nextAccess() -> UInt64 {
+        accessCounter += 1
+        return accessCounter
+    }
+
+    /// Holds `image` under `identifier` as the most recent access, replacing
+    /// (and un-counting) whatever was there.
+    mutating func insert(_ image: Image, identifier: String) {
+        let entry = Entry(image: image, cost: Self.cost(of: image), lastAccess: nextAccess())
+        if let old = entries.updateValue(entry, forKey: identifier) { usage -= old.cost }
+        usage += entry.cost
+    }
+
+    /// The image under `identifier`, marking it as the most recent access on a hit.
+    mutating func access(_ identifier: String) -> Image? {
+        guard entries[identifier] != nil else { return nil }
+        let stamp = nextAccess()
+        entries[identifier]?.lastAccess = stamp
+        return entries[identifier]?.image
+    }
+
+    mutating func remove(_ identifier: String) -> Bool {
+        guard let old = entries.removeValue(forKey: identifier) else { return false }
+        usage -= old.cost
+        return true
+    }
+
+    mutating func removeAll() -> Bool {
+        let held = !entries.isEmpty
+        entries.removeAll()
+        usage = 0
+        return held
+    }
+
+    /// When usage is strictly above `capacity`, removes entries least recently
+    /// accessed first until the bytes removed reach `usage - target`, where the
+    /// target is `preferred` (or `capacity` when `preferred` is larger: a purge
+    /// never leaves the cache above its capacity). Returns the identifiers
+    /// removed, in the order they went.
+    @discardableResult
+    mutating func purge(capacity: UInt64, preferred: UInt64) -> [String] {
+        guard usage > capacity else { return [] }
+        let bytesToPurge = usage - min(preferred, capacity)
+        var removed: [String] = []
+        var bytesRemoved: UInt64 = 0
+        for (identifier, entry) in entries.sorted(by: { $0.value.lastAccess < $1.value.lastAccess }) {
+            if bytesRemoved >= bytesToPurge { break }
+            entries[identifier] = nil
+            bytesRemoved += entry.cost
+            removed.append(identifier)
+        }
+        usage -= bytesRemoved
+        return removed
+    }
+}
