@@ -232,7 +232,8 @@ final class AsyncAwaitTests: OperationTestCase {
                 return error as NSError
             }
         }
-        _ = await modernEventually(10) { !server.requests.isEmpty }
+        let reached = await modernEventually(10) { !server.requests.isEmpty }
+        XCTAssertTrue(reached, "the request reached the server before the cancel (else this tests a cancel before sending)")
         operation.cancel()
         let error = try await modernBounded(10) { await waiter.value }
         XCTAssertEqual(error?.domain, NSURLErrorDomain)
@@ -400,7 +401,8 @@ final class AsyncAwaitTests: OperationTestCase {
                 return "other: \(error)"
             }
         }
-        _ = await modernEventually(10) { !server.requests.isEmpty }
+        let reached = await modernEventually(10) { !server.requests.isEmpty }
+        XCTAssertTrue(reached, "the request reached the server before the cancel (else this tests a cancel before sending)")
         waiter.cancel()
         let outcome = try await modernBounded(10) { await waiter.value }
         XCTAssertEqual(outcome, "CancellationError")
@@ -496,7 +498,8 @@ final class AsyncAwaitTests: OperationTestCase {
                 return "other: \(error)"
             }
         }
-        _ = await modernEventually(10) { !server.requests.isEmpty }
+        let reached = await modernEventually(10) { !server.requests.isEmpty }
+        XCTAssertTrue(reached, "the request reached the server before the cancel (else this tests a cancel before sending)")
         waiter.cancel()
         let outcome = try await modernBounded(10) { await waiter.value }
         XCTAssertEqual(outcome, "CancellationError")
@@ -629,7 +632,8 @@ final class AsyncAwaitTests: OperationTestCase {
                 return "other: \(error)"
             }
         }
-        _ = await modernEventually(10) { !server.requests.isEmpty }
+        let reached = await modernEventually(10) { !server.requests.isEmpty }
+        XCTAssertTrue(reached, "the request reached the server before the cancel (else this tests a cancel before sending)")
         let cancelledAt = Date()
         waiter.cancel()
         let outcome = try await modernBounded(10) { await waiter.value }
@@ -658,7 +662,8 @@ final class AsyncAwaitTests: OperationTestCase {
                 return "other: \(error)"
             }
         }
-        _ = await modernEventually(10) { !server.requests.isEmpty }
+        let reached = await modernEventually(10) { !server.requests.isEmpty }
+        XCTAssertTrue(reached, "the request reached the server before the cancel (else this tests a cancel before sending)")
         waiter.cancel()
         let outcome = try await modernBounded(10) { await waiter.value }
         XCTAssertEqual(outcome, "CancellationError")
