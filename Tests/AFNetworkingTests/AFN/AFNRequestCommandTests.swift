@@ -131,13 +131,20 @@ final class AFNRequestCommandTests: XCTestCase {
     func testATotalTimeLimitExits28() throws {
         let server = try ScriptedServer()
         addTeardownBlock { server.shutdown() }
-        server.route("/stall") { _ in
-            [.wait(5), .head(status: 200, headers: [("Content-Length", "2")]), .body(Data("ok".utf8)), .end]
-        }
+        // A byte every 0.2 s for 4 s: never idle for a second, yet longer than the total limit,
+        // so only a total limit ends it (an idle limit in its place lets it succeed).
+        server.route("/drip") { _ in AFNRequestCommandTests.drip(count: 20, every: 0.2) }
         let started = Date()
-        let run = try AFNTool.run(["get", "--max-time", "1", server.baseURL.appendingPathComponent("stall").absoluteString])
+        let run = try AFNTool.run(["get", "--max-time", "1", server.baseURL.appendingPathComponent("drip").absoluteString])
         XCTAssertEqual(run.status, 28, run.stderr)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 4.5, "the limit, not the server, ended it")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3.5, "the limit, not the server, ended it")
+    }
+
+    /// A 200 whose `count` body bytes arrive one every `every` seconds.
+    static func drip(count: Int, every: Double) -> [ScriptedServer.Step] {
+        var actions: [ScriptedServer.Step] = [.head(status: 200, headers: [("Content-Length", "\(count)")])]
+        for _ in 0..<count { actions += [.body(Data("x".utf8)), .wait(every)] }
+        return actions + [.end]
     }
 
     func testAnIdleTimeoutExits28() throws {
@@ -148,6 +155,11 @@ final class AFNRequestCommandTests: XCTestCase {
         }
         let run = try AFNTool.run(["get", "--timeout", "1", server.baseURL.appendingPathComponent("drip").absoluteString])
         XCTAssertEqual(run.status, 28, run.stderr)
+        // An idle limit is not a total one: a body that keeps coming for 4 s outlives a 1 s idle limit.
+        server.route("/steady") { _ in AFNRequestCommandTests.drip(count: 20, every: 0.2) }
+        let steady = try AFNTool.run(["get", "--timeout", "1", server.baseURL.appendingPathComponent("steady").absoluteString])
+        XCTAssertEqual(steady.status, 0, steady.stderr)
+        XCTAssertEqual(steady.stdout, Data(repeating: UInt8(ascii: "x"), count: 20))
     }
 
     func testNothingListeningExits7() throws {

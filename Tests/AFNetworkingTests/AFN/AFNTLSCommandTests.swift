@@ -11,12 +11,10 @@ final class AFNTLSCommandTests: XCTestCase {
         nginx.httpsURL.appendingPathComponent("1k.bin").absoluteString
     }
 
-    /// The `sha256/…` pin of the nginx certificate's public key.
+    /// The `sha256/…` pin of the nginx certificate's public key, from the openssl
+    /// command line (not from the implementation under test).
     private func spkiPin(of nginx: NginxFixture) throws -> String {
-        let pem = try String(contentsOfFile: nginx.certificatePath, encoding: .utf8)
-        let base64 = pem.components(separatedBy: "\n").filter { !$0.hasPrefix("-----") }.joined()
-        let der = try XCTUnwrap(Data(base64Encoded: base64))
-        return try XCTUnwrap(SecurityPolicy.publicKeyHash(forCertificate: der))
+        try OpenSSLPin.pin(ofCertificateFile: nginx.certificatePath)
     }
 
     /// A well-formed pin of some other key.

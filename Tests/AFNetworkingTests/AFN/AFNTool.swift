@@ -19,12 +19,13 @@ enum AFNTool {
         }
     }
 
-    /// The executable, or a skip when it has not been built.
+    /// The executable; a test that needs it fails when it has not been built.
     static func executable() throws -> URL {
         let bundle = Bundle(for: Marker.self).bundleURL
         let candidates = [bundle.appendingPathComponent("afn"), bundle.deletingLastPathComponent().appendingPathComponent("afn")]
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw XCTSkip("the afn executable is not built next to the tests; run `swift build` first")
+            throw Fixtures.MissingPrerequisite(description:
+                "the afn executable is not built next to the tests (\(candidates[0].path)); run `swift build` first")
         }
         return found
     }

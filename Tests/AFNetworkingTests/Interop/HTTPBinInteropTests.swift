@@ -72,6 +72,14 @@ final class HTTPBinInteropTests: OperationTestCase {
     }
 
     func testSlowResponseWithinTimeoutAndDelayBeyondIt() throws {
+        // Within: a 1 s delay under a 5 s idle limit succeeds.
+        var patient = URLRequest(url: try base().appendingPathComponent("delay/1"))
+        patient.timeoutInterval = 5
+        let within = HTTPRequestOperation(request: patient)
+        XCTAssertNil(run(within).error)
+        XCTAssertEqual(within.response?.statusCode, 200)
+        XCTAssertNotNil(json(within), "the delayed body arrived whole")
+        // Beyond: the same delay under a 0.4 s idle limit times out.
         var slow = URLRequest(url: try base().appendingPathComponent("delay/1"))
         slow.timeoutInterval = 0.4
         let outcome = run(HTTPRequestOperation(request: slow))

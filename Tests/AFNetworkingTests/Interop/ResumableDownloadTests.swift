@@ -87,11 +87,10 @@ final class ResumableDownloadTests: OperationTestCase {
 
     func testASecondProcessFinishesWhatAKilledOneStarted() throws {
         let nginx = try fixture()
-        let bundle = Bundle(for: Self.self).bundleURL
-        let afn = [bundle.appendingPathComponent("afn"), bundle.deletingLastPathComponent().appendingPathComponent("afn")]
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-        guard let afn else { throw XCTSkip("the afn executable is not built next to the tests; run `swift build` first") }
-        let url = nginx.httpURL.appendingPathComponent("slow/4m.bin")
+        let afn = try AFNTool.executable()
+        // A query of its own, so the log lines checked below are this test's.
+        let tag = UUID().uuidString
+        let url = try XCTUnwrap(URL(string: nginx.httpURL.absoluteString + "/slow/4m.bin?run=\(tag)"))
         let target = destination()
         func launch() throws -> Process {
             let process = Process()
@@ -124,6 +123,17 @@ final class ResumableDownloadTests: OperationTestCase {
         second.waitUntilExit()
         XCTAssertEqual(second.terminationStatus, 0)
         XCTAssertEqual(sha256(target), sha256(source))
-        XCTAssertTrue(nginx.logShows("\"GET /slow/4m.bin HTTP/1.1\" 206"), "the second process asked for the rest only")
+        let request = "\"GET /slow/4m.bin?run=\(tag) HTTP/1.1\""
+        XCTAssertTrue(nginx.logShows(request + " 206"), "the second process asked for the rest only")
+        // Only the rest was sent: a full restart would show a second 200 and 4 MiB.
+        let mine = nginx.accessLog.components(separatedBy: "\n").filter { $0.contains(request) }
+        let ranged = mine.filter { $0.contains(request + " 206 ") }
+        XCTAssertEqual(ranged.count, 1, mine.joined(separator: "\n"))
+        XCTAssertEqual(mine.filter { $0.contains(request + " 200 ") }.count, 1, "only the killed first process got a 200")
+        let sent = ranged.first.flatMap { line in
+            line.components(separatedBy: request + " 206 ").last?.split(separator: " ").first.flatMap { Int($0) }
+        }
+        XCTAssertLessThan(sent ?? Int.max, 4 * 1024 * 1024, "the second process did not fetch the whole file")
+        XCTAssertGreaterThanOrEqual((sent ?? 0) + left, 4 * 1024 * 1024, "the rest covers what the first left out")
     }
 }

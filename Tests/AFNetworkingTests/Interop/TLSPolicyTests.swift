@@ -82,8 +82,9 @@ final class TLSPolicyTests: OperationTestCase {
     }
 
     func testSPKIHashPinsWithABackupPin() throws {
-        let good = try XCTUnwrap(SecurityPolicy.publicKeyHash(forCertificate: TestPKI.intermediate))
-        let backup = try XCTUnwrap(SecurityPolicy.publicKeyHash(forCertificate: TestPKI.unrelatedRoot))
+        // Pins from the openssl command line, not from the implementation under test.
+        let good = try OpenSSLPin.pin(ofDER: TestPKI.intermediate)
+        let backup = try OpenSSLPin.pin(ofDER: TestPKI.unrelatedRoot)
         let accepting = policy(.publicKey, pinning: [])
         accepting.pinnedPublicKeyHashes = [backup, good]
         assertAccepted(try fetch(policy: accepting))
@@ -140,7 +141,9 @@ final class TLSPolicyTests: OperationTestCase {
         let nginx = try fixture()
         let result = try fetch(policy: policy(.certificate, pinning: [TestPKI.root]))
         assertAccepted(result)
-        XCTAssertTrue(nginx.logShows("HTTP/2.0"), nginx.accessLog)
+        // This request's own line (its unique query), not any HTTP/2 request of another test.
+        let url = try XCTUnwrap(result.0.request.url)
+        XCTAssertTrue(nginx.logShows("\"GET \(url.path)?\(url.query ?? "") HTTP/2.0\" 200"), nginx.accessLog)
     }
 
     func testTheDefaultPolicyProtectsARedirectToAnotherHost() throws {

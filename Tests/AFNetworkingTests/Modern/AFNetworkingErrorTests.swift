@@ -229,7 +229,8 @@ final class AFNetworkingErrorTests: OperationTestCase {
                 return error.afnetworking.kind
             }
         }
-        _ = await modernEventually(10) { !server.requests.isEmpty }
+        let reached = await modernEventually(10) { !server.requests.isEmpty }
+        XCTAssertTrue(reached, "the request reached the server before the cancel (else this tests a cancel before sending)")
         waiter.cancel()
         let kind = try await modernBounded(10) { await waiter.value }
         XCTAssertEqual(kind, .cancelled)

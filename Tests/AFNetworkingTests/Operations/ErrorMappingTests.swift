@@ -107,7 +107,12 @@ final class ErrorMappingTests: OperationTestCase {
         operation.outputStream = OutputStream(toFileAtPath: "/proc/definitely/not/here", append: false)
         let outcome = run(operation)
         XCTAssertEqual(outcome.calls, 1)
-        XCTAssertNotNil(outcome.error)
+        // The stream's own error (the path does not exist), not some other failure.
+        let streamError = operation.outputStream?.streamError as NSError?
+        XCTAssertNotNil(streamError, "the stream reports why it failed")
+        XCTAssertEqual(outcome.error?.domain, streamError?.domain, "\(String(describing: outcome.error))")
+        XCTAssertEqual(outcome.error?.code, streamError?.code, "\(String(describing: outcome.error))")
+        XCTAssertNil(operation.responseData, "no body is delivered through a failed stream")
     }
 
     func testFailingInputStreamFailsAsBodyStreamExhausted() {

@@ -47,13 +47,10 @@ final class PauseStressTests: OperationTestCase {
                 }
             }
         }
-        // Anything left paused by a race with completion is resumed once more.
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline && !operations.allSatisfy(\.isFinished) {
-            operations.filter(\.isPaused).forEach { $0.resume() }
-            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.02))
-        }
-        XCTAssertTrue(operations.allSatisfy(\.isFinished), "every operation finished")
+        // Every plan ends in resume() or cancel() (or leaves the operation alone), so nothing is
+        // resumed again here: an operation still paused or unfinished is a lost resume.
+        XCTAssertTrue(spin(until: { operations.allSatisfy(\.isFinished) }, timeout: 60), "every operation finished")
+        XCTAssertEqual(operations.filter(\.isPaused).count, 0, "no operation left paused (a lost resume)")
         XCTAssertTrue(spin(until: { outcomes.counts.count == total }, timeout: 10))
         XCTAssertTrue(outcomes.counts.allSatisfy { $0 == 1 }, "each reported exactly once")
         for operation in operations {
@@ -110,12 +107,10 @@ final class PauseStressTests: OperationTestCase {
                 }
             }
         }
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline && !operations.allSatisfy(\.isFinished) {
-            operations.filter(\.isPaused).forEach { $0.resume() }
-            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.02))
-        }
-        XCTAssertTrue(operations.allSatisfy(\.isFinished), "every operation finished (none stuck at a decision)")
+        // No rescue: every plan ends in resume() or cancel(), so one still paused is a lost resume.
+        XCTAssertTrue(spin(until: { operations.allSatisfy(\.isFinished) }, timeout: 60),
+                      "every operation finished (none stuck at a decision)")
+        XCTAssertEqual(operations.filter(\.isPaused).count, 0, "no operation left paused (a lost resume)")
         XCTAssertTrue(spin(until: { outcomes.counts.count == total }, timeout: 10))
         XCTAssertTrue(outcomes.counts.allSatisfy { $0 == 1 }, "each reported exactly once")
         for operation in operations {

@@ -16,6 +16,16 @@ final class SecurityPolicyPublicKeyHashTests: XCTestCase {
         XCTAssertNil(SecurityPolicy.publicKeyHash(forCertificate: Data([0x30, 0x03, 0x02, 0x01])))
     }
 
+    /// The pins equal those the openssl command line computes (SHA-256 over the DER
+    /// SubjectPublicKeyInfo), so pins made with curl or OkHttp's tools match ours.
+    func testHashesMatchTheOpenSSLCommandLine() throws {
+        let certificates = ["leaf": TestPKI.leaf, "intermediate": TestPKI.intermediate, "root": TestPKI.root,
+                            "unrelated-leaf": TestPKI.unrelatedLeaf, "self-signed": TestPKI.selfSignedAltName]
+        for (name, der) in certificates {
+            XCTAssertEqual(SecurityPolicy.publicKeyHash(forCertificate: der), try OpenSSLPin.pin(ofDER: der), name)
+        }
+    }
+
     func testAnyPinnedKeyOfTheBuiltChainIsAccepted() throws {
         for certificate in [TestPKI.leaf, TestPKI.intermediate, TestPKI.root] {
             let pin = try XCTUnwrap(SecurityPolicy.publicKeyHash(forCertificate: certificate))

@@ -72,6 +72,12 @@ final class QueryStringEncodingTests: XCTestCase {
     func testDeepStructuresAreBounded() {
         var nested: Any = ["leaf": 1]
         for _ in 0..<1000 { nested = ["n": nested] }
-        XCTAssertFalse(query(nested).isEmpty)
+        let pairs = query(nested).components(separatedBy: "&")
+        XCTAssertEqual(pairs.count, 1, "the part below the bound is written as one leaf")
+        let field = pairs.first?.components(separatedBy: "=").first ?? ""
+        // Descent stops at the bound: the key names exactly `maximumDepth` levels, never the real leaf.
+        XCTAssertTrue(field.hasPrefix("n%5Bn%5D"), field.prefix(40) + "…")
+        XCTAssertEqual(field.components(separatedBy: "%5Bn%5D").count - 1, QueryStringEncoding.maximumDepth - 1)
+        XCTAssertFalse(field.contains("leaf"), "descended past the bound to the leaf")
     }
 }

@@ -10,12 +10,7 @@ import XCTest
 /// request and the file is byte-identical.
 final class AFNDownloadCommandTests: XCTestCase {
     private func afn() throws -> URL {
-        let bundle = Bundle(for: Self.self).bundleURL
-        let candidates = [bundle.appendingPathComponent("afn"), bundle.deletingLastPathComponent().appendingPathComponent("afn")]
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw XCTSkip("the afn executable is not built next to the tests; run `swift build` first")
-        }
-        return found
+        try AFNTool.executable()
     }
 
     private func run(_ arguments: [String], interruptWhen condition: (() -> Bool)? = nil, timeout: TimeInterval = 60) throws -> Int32 {

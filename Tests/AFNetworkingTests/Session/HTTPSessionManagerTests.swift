@@ -499,11 +499,12 @@ final class HTTPSessionManagerTests: SessionTasksTestCase {
     func testValidPinningSucceeds() throws {
         let (manager, nginx) = try pinningManager(.certificate, pinning: TestPKI.root)
         let call = verbCall()
-        manager.get("1k.bin", parameters: ["marker": "pinned-\(UUID().uuidString)"], success: call.success, failure: call.failure)
+        let marker = "pinned-\(UUID().uuidString)"
+        manager.get("1k.bin", parameters: ["marker": marker], success: call.success, failure: call.failure)
         let outcome = finish(call)
         XCTAssertEqual(outcome.successes, 1, "\(String(describing: outcome.error))")
         XCTAssertEqual((outcome.object as? Data)?.count, 1024)
-        XCTAssertTrue(nginx.logShows("1k.bin"))
+        XCTAssertTrue(nginx.logShows("/1k.bin?marker=\(marker) HTTP/"), "this request's own log line")
     }
 
     func testInvalidServerTrustFailsADownloadTaskToo() throws {

@@ -59,8 +59,7 @@ enum SharedServers {
             } catch let skip as XCTSkip {
                 throw skip
             } catch {
-                XCTFail("test server failed to start: \(error)")
-                throw XCTSkip("test server unavailable: \(error)")
+                throw Fixtures.MissingPrerequisite(description: "test server failed to start: \(error)")
             }
         }
     }
