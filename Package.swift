@@ -24,6 +24,12 @@ let package = Package(
         // Typed, prefixed wrappers around the OpenSSL calls Swift cannot use directly
         // (macros, STACK_OF, pointer-advancing d2i/i2d, verify callbacks).
         .target(name: "CAFOpenSSL", dependencies: ["COpenSSL"]),
+        // One bounded-step decoder over zlib, brotli and zstd: the library undoes
+        // content codings itself so a pause never makes libcurl buffer an expansion.
+        .target(
+            name: "CAFCompression",
+            linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd")]
+        ),
         // The netlink socket reachability listens on (Linux headers Swift cannot import).
         .target(name: "CAFSystem"),
         // The engine: the AFNetworking network thread, libcurl handles, transfers and the
@@ -31,7 +37,7 @@ let package = Package(
         // reaches it through `package` declarations.
         .target(
             name: "AFNetworkingTransport",
-            dependencies: ["CAFCurl", "CAFOpenSSL"]
+            dependencies: ["CAFCurl", "CAFOpenSSL", "CAFCompression"]
         ),
         .target(
             name: "AFNetworking",
@@ -64,6 +70,7 @@ let package = Package(
             dependencies: [
                 "AFNetworking",
                 "AFNetworkingTransport",
+                "CAFCompression",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -36,13 +36,15 @@ extension Transfer {
         // Idle time is watched by the engine (NSURLRequest semantics); curl only
         // bounds connection setup, which makes no progress callbacks of its own.
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds)
-        // An empty string asks for every decoding this libcurl supports
-        // (gzip, deflate, br, zstd) and decodes the body transparently.
+        // Asks for the codings `ContentDecoder` undoes; curl only sends the
+        // field and passes the body on as received (the library decodes it in
+        // bounded steps, so a pause never makes curl hold an expansion).
         // A ranged request (a resume) asks for the identity encoding: its
         // offset counts the entity's own bytes, which is what a decoded
         // earlier answer wrote; a range of gzip bytes would not line up.
         let ranged = options.request.value(forHTTPHeaderField: "Range") != nil
         try easy.set(CURLOPT_ACCEPT_ENCODING, pointer: ranged ? Transfer.identityEncoding : Transfer.everyEncoding)
+        try easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)
         if easy.isFresh { try easy.set(CURLOPT_BUFFERSIZE, 64 * 1024) }
 
         try configureProxy(for: url)
@@ -89,8 +91,8 @@ extension Transfer {
         }
     }
 
-    /// "" for CURLOPT_ACCEPT_ENCODING, made once (curl copies it).
-    nonisolated(unsafe) private static let everyEncoding = UnsafeMutableRawPointer(strdup(""))
+    /// The codings `ContentDecoder` undoes, for CURLOPT_ACCEPT_ENCODING, made once (curl copies it).
+    nonisolated(unsafe) private static let everyEncoding = UnsafeMutableRawPointer(strdup(ContentDecoder.acceptEncoding))
     /// "identity" for CURLOPT_ACCEPT_ENCODING: no decoding, the offsets of a range hold.
     nonisolated(unsafe) private static let identityEncoding = UnsafeMutableRawPointer(strdup("identity"))
 

@@ -45,6 +45,8 @@ package final class Transfer: @unchecked Sendable {
     private var refusedTunnel: ReceivedResponse?
     /// The head of the response whose body is arriving, once complete.
     private var currentResponse: ReceivedResponse?
+    /// Undoes that response's content codings (nil: its body is passed on as received).
+    private var contentDecoder: ContentDecoder?
     /// What curl measured, set when the transfer ends (before its delegate hears of it).
     package private(set) var timings: TransferTimings?
     /// The request body when it is a stream, read off the network thread.
@@ -170,6 +172,10 @@ package final class Transfer: @unchecked Sendable {
             return TransportErrors.make(NSURLErrorNetworkConnectionLost, url: url, underlying: nil,
                                         description: "The connection closed before the response header was complete.")
         }
+        if let contentDecoder, !contentDecoder.isComplete {
+            return TransportErrors.make(NSURLErrorCannotDecodeContentData, url: url, underlying: nil,
+                                        description: "The response body ended inside its compressed data (Content-Encoding).")
+        }
         return nil
     }
 
@@ -206,6 +212,17 @@ package final class Transfer: @unchecked Sendable {
                 awaitingTunnel = false
             }
             currentResponse = response
+            switch ContentDecoder.plan(forContentEncoding: response.values(forField: "content-encoding").joined(separator: ",")) {
+            case .identity, .passThrough:
+                contentDecoder = nil
+            case .decode(let codings):
+                guard let decoder = ContentDecoder(codings: codings) else {
+                    abortReason = .failed(TransportErrors.make(NSURLErrorCannotDecodeContentData, url: url, underlying: nil,
+                                                               description: "Out of memory for the response's content decoder."))
+                    return 0
+                }
+                contentDecoder = decoder
+            }
             if let refusal = delegate?.transfer(self, didReceiveHead: response) {
                 abortReason = .failed(refusal)
                 return 0
@@ -221,6 +238,7 @@ package final class Transfer: @unchecked Sendable {
         // curl keeps these bytes until the transfer is unsuspended.
         if pauseState.suspended { return CAFCURL_WRITEFUNC_PAUSE }
         guard let delegate else { return 0 }
+        if let contentDecoder { return receiveEncodedBody(bytes, decoder: contentDecoder, delegate: delegate) }
         switch delegate.transfer(self, didReceiveBodyBytes: bytes) {
         case .accepted:
             return bytes.count
@@ -229,6 +247,40 @@ package final class Transfer: @unchecked Sendable {
             return CAFCURL_WRITEFUNC_PAUSE
         case .abort(let error):
             abortReason = .failed(error)
+            return bytes.count == 0 ? -1 : 0
+        }
+    }
+
+    /// Decodes one delivery and hands the owner each decoded piece. A piece
+    /// declined pauses the transfer; curl then hands the same delivery over
+    /// again and the decoder carries on where it stopped.
+    private func receiveEncodedBody(_ bytes: UnsafeRawBufferPointer, decoder: ContentDecoder,
+                                    delegate: any TransferDelegate) -> Int {
+        var refusal: NSError?
+        do {
+            let outcome = try decoder.decode(bytes) { piece in
+                switch delegate.transfer(self, didReceiveBodyBytes: piece) {
+                case .accepted: return true
+                case .pause: return false
+                case .abort(let error):
+                    refusal = error
+                    return false
+                }
+            }
+            if let refusal {
+                abortReason = .failed(refusal)
+                return bytes.count == 0 ? -1 : 0
+            }
+            switch outcome {
+            case .consumed:
+                return bytes.count
+            case .paused:
+                pauseState.receiveBlocked = true
+                return CAFCURL_WRITEFUNC_PAUSE
+            }
+        } catch {
+            abortReason = .failed(TransportErrors.make(NSURLErrorCannotDecodeContentData, url: options.request.url, underlying: nil,
+                                                       description: TransportErrors.specificDescription(for: CURLE_BAD_CONTENT_ENCODING)))
             return bytes.count == 0 ? -1 : 0
         }
     }
