@@ -12,6 +12,12 @@ extension HTTPRequestOperation {
     /// throws at once, without waiting for the operation's queue or its
     /// completion queue, and the operation finishes right after).
     ///
+    /// Never waits for the main queue: when success or failure blocks were
+    /// set and are queued on the main queue (no `completionQueue`), it returns
+    /// once their outcome is final, before they have run (the operation then
+    /// finishes after them). An explicit `completionQueue` is where the
+    /// response is serialized, so it is waited for.
+    ///
     /// "Enqueued" is known by the queue having asked `isReady`, which is what
     /// swift-corelibs-foundation's `OperationQueue` does when an operation is
     /// added; add the operation to its queue before awaiting it. `result()`
@@ -19,7 +25,7 @@ extension HTTPRequestOperation {
     /// to a queue, which starts it when they have finished.
     public func result() async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
         let handover: Handover<(HTTPURLResponse, Any?)> = try await AsyncBridge.run { finish in
-            whenFinished { [self] in finish(finishedResult()) }
+            whenResolved { [self] in finish(finishedResult()) }
             // Decided once: an operation no queue holds is this call's to start.
             let ours = !readinessAsked.load(ordering: .relaxed)
             if ours, !isExecuting, !isFinished { start() }
@@ -32,6 +38,15 @@ extension HTTPRequestOperation {
             }
         }
         return (handover.value.0, handover.value.1)
+    }
+
+    /// Runs `body` once, when the operation has finished or its outcome is
+    /// final while its blocks wait for the main queue (whichever is first).
+    func whenResolved(_ body: @escaping @Sendable () -> Void) {
+        let once = Once()
+        let run: @Sendable () -> Void = { if once.claim() { body() } }
+        whenSettled(run)
+        whenFinished(run)
     }
 
     /// The finished operation's outcome, as `result()` returns or throws it.

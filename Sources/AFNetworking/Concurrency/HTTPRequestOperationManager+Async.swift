@@ -4,49 +4,54 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The verbs as `async` calls, on the same machinery: the same operations
-/// are made and enqueued, with the manager's serializers, policy and queues.
-/// Cancelling the awaiting task cancels the operation and throws
-/// `CancellationError`; any other failure is thrown as the failure block
-/// would have received it.
+/// The verbs as `async` calls, on the same machinery: the same requests are
+/// built and the same operations made (by `httpRequestOperation(with:success:failure:)`,
+/// with the manager's serializers, policy, completion queue and group) and
+/// enqueued on `operationQueue`. Cancelling the awaiting task cancels the
+/// operation and throws `CancellationError`; any other failure is thrown as
+/// the failure block would have received it. The operations carry no success
+/// or failure block: the awaiting task is resumed once the operation has
+/// finished, which needs the manager's `completionQueue` only when one is set
+/// (the response is serialized there), never the main queue.
 extension HTTPRequestOperationManager {
     /// GET; returns the response and the response serializer's object.
     public func get(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation { get(URLString, parameters: parameters, success: $0, failure: $1) }.value
+        try await awaitOperation(try verbRequest("GET", URLString, parameters)).value
     }
 
     /// HEAD; returns the response.
     public func head(_ URLString: String, parameters: Any? = nil) async throws -> HTTPURLResponse {
-        try await awaitOperation { success, failure in
-            head(URLString, parameters: parameters, success: { success($0, nil) }, failure: failure)
-        }.value.response
+        try await awaitOperation(try verbRequest("HEAD", URLString, parameters)).value.response
     }
 
     /// POST with form-encoded (or the serializer's) parameters.
     public func post(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation { post(URLString, parameters: parameters, success: $0, failure: $1) }.value
+        try await awaitOperation(try verbRequest("POST", URLString, parameters)).value
     }
 
     /// A multipart POST; an error `block` throws fails the call before anything is sent.
     public func post(_ URLString: String, parameters: [String: Any]? = nil,
                      constructingBodyWith block: @escaping @Sendable (MultipartFormData) throws -> Void)
         async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation { post(URLString, parameters: parameters, constructingBodyWith: block, success: $0, failure: $1) }.value
+        let request = try requestSerializer.multipartFormRequest(withMethod: "POST", urlString: try absoluteString(for: URLString),
+                                                                 parameters: requestSerializer.formFields(from: parameters),
+                                                                 constructingBodyWith: block)
+        return try await awaitOperation(request).value
     }
 
     /// PUT.
     public func put(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation { put(URLString, parameters: parameters, success: $0, failure: $1) }.value
+        try await awaitOperation(try verbRequest("PUT", URLString, parameters)).value
     }
 
     /// PATCH.
     public func patch(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation { patch(URLString, parameters: parameters, success: $0, failure: $1) }.value
+        try await awaitOperation(try verbRequest("PATCH", URLString, parameters)).value
     }
 
     /// DELETE.
     public func delete(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation { delete(URLString, parameters: parameters, success: $0, failure: $1) }.value
+        try await awaitOperation(try verbRequest("DELETE", URLString, parameters)).value
     }
 
     // MARK: - Decodable
@@ -55,66 +60,72 @@ extension HTTPRequestOperationManager {
     /// serializer's validation of status code and content type still applies).
     public func get<T: Decodable>(_ URLString: String, parameters: Any? = nil, as type: T.Type,
                                   decoder: JSONDecoder = JSONDecoder()) async throws -> sending T {
-        try await decoding(type, decoder) { get(URLString, parameters: parameters, success: $0, failure: $1) }
+        try await decoding(type, decoder, try verbRequest("GET", URLString, parameters))
     }
 
     /// POST, the body decoded as `type`.
     public func post<T: Decodable>(_ URLString: String, parameters: Any? = nil, as type: T.Type,
                                    decoder: JSONDecoder = JSONDecoder()) async throws -> sending T {
-        try await decoding(type, decoder) { post(URLString, parameters: parameters, success: $0, failure: $1) }
+        try await decoding(type, decoder, try verbRequest("POST", URLString, parameters))
     }
 
     /// PUT, the body decoded as `type`.
     public func put<T: Decodable>(_ URLString: String, parameters: Any? = nil, as type: T.Type,
                                   decoder: JSONDecoder = JSONDecoder()) async throws -> sending T {
-        try await decoding(type, decoder) { put(URLString, parameters: parameters, success: $0, failure: $1) }
+        try await decoding(type, decoder, try verbRequest("PUT", URLString, parameters))
     }
 
     /// PATCH, the body decoded as `type`.
     public func patch<T: Decodable>(_ URLString: String, parameters: Any? = nil, as type: T.Type,
                                     decoder: JSONDecoder = JSONDecoder()) async throws -> sending T {
-        try await decoding(type, decoder) { patch(URLString, parameters: parameters, success: $0, failure: $1) }
+        try await decoding(type, decoder, try verbRequest("PATCH", URLString, parameters))
     }
 
     /// DELETE, the body decoded as `type`.
     public func delete<T: Decodable>(_ URLString: String, parameters: Any? = nil, as type: T.Type,
                                      decoder: JSONDecoder = JSONDecoder()) async throws -> sending T {
-        try await decoding(type, decoder) { delete(URLString, parameters: parameters, success: $0, failure: $1) }
+        try await decoding(type, decoder, try verbRequest("DELETE", URLString, parameters))
     }
 
     // MARK: - Helpers
 
-    private typealias Verb = (@escaping HTTPRequestOperation.SuccessBlock, @escaping FailureBlock) -> HTTPRequestOperation?
     private typealias Reply = Handover<(response: HTTPURLResponse, responseObject: Any?)>
 
-    /// Runs a verb and hands over (response, object) from its success block.
-    private func awaitOperation(_ verb: Verb) async throws -> Reply {
-        try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Reply, Error>) -> Void) -> (@Sendable () -> Void)? in
-            let success: HTTPRequestOperation.SuccessBlock = { operation, object in
-                guard let response = operation.response else {
-                    return finish(.failure(TransportErrors.make(NSURLErrorBadServerResponse, url: operation.request.url, underlying: nil)))
-                }
-                finish(.success(Reply(value: (response, object))))
-            }
-            let failure: FailureBlock = { _, error in finish(.failure(error)) }
-            guard let operation = verb(success, failure) else { return nil }
+    /// The request a callback verb builds; a request that cannot be built is
+    /// thrown here, in the awaiting task (the callback verb queues it to the
+    /// failure block on the completion queue).
+    private func verbRequest(_ method: String, _ URLString: String, _ parameters: Any?) throws -> URLRequest {
+        try requestSerializer.request(withMethod: method, urlString: try absoluteString(for: URLString), parameters: parameters)
+    }
+
+    /// Enqueues an operation for `request` and waits until it has finished.
+    private func finishedOperation(_ request: URLRequest) async throws -> HTTPRequestOperation {
+        try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<HTTPRequestOperation>, Error>) -> Void)
+            -> (@Sendable () -> Void)? in
+            let operation = httpRequestOperation(with: request, success: nil, failure: nil)
+            operation.whenResolved { finish(.success(Handover(value: operation))) }
+            operationQueue.addOperation(operation)
             return { operation.cancel() }
+        }.value
+    }
+
+    /// Runs an operation and hands over (response, object), or throws its error.
+    private func awaitOperation(_ request: URLRequest) async throws -> Reply {
+        let reply = try await finishedOperation(request).finishedResult()
+        do {
+            let (response, object) = try reply.get().value
+            return Reply(value: (response, object))
+        } catch {
+            throw AsyncBridge.thrown(error)
         }
     }
 
-    /// Runs a verb, then decodes the validated body (the decoding happens
-    /// here, in the awaiting task, not in a completion block).
-    private func decoding<T: Decodable>(_ type: T.Type, _ decoder: JSONDecoder, _ verb: Verb) async throws -> sending T {
-        let body = try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<(Data?, URLResponse?)>, Error>) -> Void)
-            -> (@Sendable () -> Void)? in
-            let success: HTTPRequestOperation.SuccessBlock = { operation, _ in
-                finish(.success(Handover(value: (operation.responseData, operation.response))))
-            }
-            let failure: FailureBlock = { _, error in finish(.failure(error)) }
-            guard let operation = verb(success, failure) else { return nil }
-            return { operation.cancel() }
-        }
-        return try ResponseDecoding.decode(T.self, from: body.value.0, response: body.value.1, decoder: decoder)
+    /// Runs an operation, then decodes the validated body (the decoding
+    /// happens here, in the awaiting task).
+    private func decoding<T: Decodable>(_ type: T.Type, _ decoder: JSONDecoder, _ request: URLRequest) async throws -> sending T {
+        let operation = try await finishedOperation(request)
+        if let error = operation.error { throw AsyncBridge.thrown(error) }
+        return try ResponseDecoding.decode(T.self, from: operation.responseData, response: operation.response, decoder: decoder)
     }
 }
 

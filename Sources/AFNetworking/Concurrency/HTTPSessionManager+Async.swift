@@ -4,49 +4,57 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The verbs as `async` calls, on the same machinery: the same tasks are made
-/// and resumed, with the manager's serializers, policy, notifications and
-/// queues. Cancelling the awaiting task cancels the session task and throws
-/// `CancellationError`; any other failure is thrown as the failure block
-/// would have received it.
+/// The verbs as `async` calls, on the same machinery: the same requests are
+/// built and the same tasks made (by the factory `dataTask(with:…)` and
+/// `uploadTask(withStreamedRequest:…)` use) and resumed, with the manager's
+/// serializers, policy, notifications and completion group. Cancelling the
+/// awaiting task cancels the session task and throws `CancellationError`; any
+/// other failure is thrown as the failure block would have received it. The
+/// awaiting task is resumed where the response was serialized (the manager's
+/// own `completionQueue` if one is set, else a processing queue), never
+/// through the main queue, so a program whose main queue is not served gets
+/// its answers.
 extension HTTPSessionManager {
     /// GET; returns the response and the response serializer's object.
     public func get(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask { get(URLString, parameters: parameters, success: $0, failure: $1) }.value
+        try await awaitTask(try verbRequest("GET", URLString, parameters)).value
     }
 
     /// HEAD; returns the response.
     public func head(_ URLString: String, parameters: Any? = nil) async throws -> HTTPURLResponse {
-        try await awaitTask { success, failure in
-            head(URLString, parameters: parameters, success: { success($0, nil) }, failure: failure)
-        }.value.response
+        try await awaitTask(try verbRequest("HEAD", URLString, parameters)).value.response
     }
 
     /// POST with form-encoded (or the serializer's) parameters.
     public func post(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask { post(URLString, parameters: parameters, success: $0, failure: $1) }.value
+        try await awaitTask(try verbRequest("POST", URLString, parameters)).value
     }
 
     /// A multipart POST; an error `block` throws fails the call before anything is sent.
     public func post(_ URLString: String, parameters: [String: Any]? = nil,
                      constructingBodyWith block: @escaping @Sendable (MultipartFormData) throws -> Void)
         async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask { post(URLString, parameters: parameters, constructingBodyWith: block, success: $0, failure: $1) }.value
+        let request = try requestSerializer.multipartFormRequest(withMethod: "POST",
+                                                                 urlString: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
+                                                                 parameters: requestSerializer.formFields(from: parameters),
+                                                                 constructingBodyWith: block)
+        // Streamed from an upload task, as the callback verb does.
+        return try await awaitTask(request, streamed: true).value
     }
 
     /// PUT.
     public func put(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask { put(URLString, parameters: parameters, success: $0, failure: $1) }.value
+        try await awaitTask(try verbRequest("PUT", URLString, parameters)).value
     }
 
     /// PATCH.
     public func patch(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask { patch(URLString, parameters: parameters, success: $0, failure: $1) }.value
+        try await awaitTask(try verbRequest("PATCH", URLString, parameters)).value
     }
 
     /// DELETE.
     public func delete(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask { delete(URLString, parameters: parameters, success: $0, failure: $1) }.value
+        try await awaitTask(try verbRequest("DELETE", URLString, parameters)).value
     }
 
     // MARK: - Decodable
@@ -84,20 +92,29 @@ extension HTTPSessionManager {
 
     // MARK: - Helpers
 
-    private typealias Verb = (@escaping @Sendable (URLSessionDataTask, Any?) -> Void,
-                              @escaping @Sendable (URLSessionDataTask?, Error) -> Void) -> URLSessionDataTask?
     private typealias Reply = Handover<(response: HTTPURLResponse, responseObject: Any?)>
 
-    private func awaitTask(_ verb: Verb) async throws -> Reply {
+    /// The request a callback verb builds; a request that cannot be built is
+    /// thrown here, in the awaiting task (the callback verb queues it to the
+    /// failure block on the completion queue).
+    private func verbRequest(_ method: String, _ URLString: String, _ parameters: Any?) throws -> URLRequest {
+        try requestSerializer.request(withMethod: method, urlString: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
+                                      parameters: parameters)
+    }
+
+    private func awaitTask(_ request: URLRequest, streamed: Bool = false) async throws -> Reply {
         try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Reply, Error>) -> Void) -> (@Sendable () -> Void)? in
-            let success: @Sendable (URLSessionDataTask, Any?) -> Void = { task, object in
-                guard let response = task.response as? HTTPURLResponse else {
-                    return finish(.failure(TransportErrors.make(NSURLErrorBadServerResponse, url: task.originalRequest?.url, underlying: nil)))
+            let completion = SessionTaskCompletion.serialized { response, object, error in
+                if let error { return finish(.failure(error)) }
+                guard let response = response as? HTTPURLResponse else {
+                    return finish(.failure(TransportErrors.make(NSURLErrorBadServerResponse, url: request.url, underlying: nil)))
                 }
                 finish(.success(Reply(value: (response, object))))
             }
-            let failure: @Sendable (URLSessionDataTask?, Error) -> Void = { _, error in finish(.failure(error)) }
-            guard let task = verb(success, failure) else { return nil }
+            let task: URLSessionTask = streamed
+                ? factory.makeUploadTask(request, body: .stream, completion: completion, delivery: .inPlace)
+                : factory.makeDataTask(request, completion: completion, delivery: .inPlace)
+            task.resume()
             return { task.cancel() }
         }
     }
@@ -106,8 +123,7 @@ extension HTTPSessionManager {
     /// raw body, validates it with the response serializer and decodes it.
     private func decoding<T: Decodable>(_ method: String, _ URLString: String, _ parameters: Any?, _ type: T.Type,
                                         _ decoder: JSONDecoder) async throws -> sending T {
-        let request = try requestSerializer.request(withMethod: method, urlString: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
-                                                    parameters: parameters)
+        let request = try verbRequest(method, URLString, parameters)
         let serializer = responseSerializer
         let body = try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<(Data?, URLResponse?)>, Error>) -> Void)
             -> (@Sendable () -> Void)? in
@@ -117,7 +133,7 @@ extension HTTPSessionManager {
                     try serializer.validate(response as? HTTPURLResponse, data: data)
                     return Handover(value: (data, response))
                 })
-            }))
+            }), delivery: .inPlace)
             task.resume()
             return { task.cancel() }
         }

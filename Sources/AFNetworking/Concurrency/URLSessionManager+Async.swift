@@ -4,25 +4,31 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// `async` twins of the task factories.
+/// `async` twins of the task factories: the same tasks, made by the same
+/// factory, with the manager's serializer, policy, notifications and
+/// completion group. The awaiting task is resumed where the response was
+/// serialized (the manager's own `completionQueue` if one is set, else a
+/// processing queue), never through the main queue, so a program whose main
+/// queue is not served gets its answers.
 extension URLSessionManager {
     /// Runs a data task for `request`; returns the response and the response serializer's object.
     public func data(for request: URLRequest) async throws -> sending (response: URLResponse, responseObject: Any?) {
-        try await awaitTask { dataTask(with: request, completionHandler: $0) }.value
+        try await awaitTask { factory.makeDataTask(request, completion: .serialized($0), delivery: .inPlace) }.value
     }
 
     /// Runs an upload task streaming `fileURL`; returns the response and the response serializer's object.
     public func upload(for request: URLRequest, fromFile fileURL: URL) async throws -> sending (response: URLResponse, responseObject: Any?) {
-        try await awaitTask { uploadTask(with: request, fromFile: fileURL, progress: nil, completionHandler: $0) }.value
+        try await awaitTask { factory.makeUploadTask(request, body: .file(fileURL), completion: .serialized($0), delivery: .inPlace) }.value
     }
 
     /// Downloads to `destination` (replacing nothing: an existing file is an
     /// error) and returns the response.
     public func download(for request: URLRequest, to destination: URL) async throws -> URLResponse {
         let handover = try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<URLResponse>, Error>) -> Void) -> (@Sendable () -> Void)? in
-            let task = downloadTask(with: request, progress: nil, destination: { _, _ in destination }, completionHandler: { response, _, error in
+            let completion = SessionTaskCompletion.download { response, _, error in
                 finish(error.map { .failure($0) } ?? .success(Handover(value: response)))
-            })
+            }
+            let task = factory.makeDownloadTask(.request(request), destination: { _, _ in destination }, completion: completion, delivery: .inPlace)
             task.resume()
             return { task.cancel() }
         }

@@ -246,7 +246,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         return operation
     }
 
-    private func absoluteString(for URLString: String) throws -> String {
+    func absoluteString(for URLString: String) throws -> String {
         try BaseURL.absoluteString(for: URLString, relativeTo: baseURL)
     }
 

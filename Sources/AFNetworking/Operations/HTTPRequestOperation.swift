@@ -29,6 +29,9 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         var serialized: Result<SerializedObject, Error>?
         var success: SuccessBlock?
         var failure: FailureBlock?
+        /// Whether the outcome the blocks get is final (see `whenSettled`).
+        var settled = false
+        var settleWaiters: [@Sendable () -> Void] = []
     }
 
     private let http = LockedState(HTTPState())
@@ -142,6 +145,29 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         }
     }
 
+    /// Runs `body` once the outcome is final — the transfer ended and the
+    /// response was serialized — even while the success or failure block
+    /// still waits for its completion queue (at once if that is past). An
+    /// awaiting task needs the outcome, not the caller's blocks: it must not
+    /// depend on a main queue nobody serves.
+    func whenSettled(_ body: @escaping @Sendable () -> Void) {
+        let now = http.withLock { http -> Bool in
+            if http.settled { return true }
+            http.settleWaiters.append(body)
+            return false
+        }
+        if now { body() }
+    }
+
+    /// Marks the outcome final and hands out who waited for it.
+    private func settle() -> [@Sendable () -> Void] {
+        http.withLock { http in
+            http.settled = true
+            defer { http.settleWaiters = [] }
+            return http.settleWaiters
+        }
+    }
+
     override func runCompletion(_ outcome: TransferStateMachine.Outcome) {
         let (success, failure) = http.withLock { http -> (SuccessBlock?, FailureBlock?) in
             // Released once delivered: blocks commonly capture the operation.
@@ -156,7 +182,7 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         // Parsing happens off the network thread and off the main thread: on
         // the caller's own completion queue when it is not the main queue
         // (saving a thread hop), else on the shared processing queue.
-        let parsesOnCompletionQueue = queue !== DispatchQueue.main
+        let parsesOnCompletionQueue = !CompletionDefaults.isMain(queue)
         let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
         group.enter()
         workQueue.async { [self] in
@@ -177,21 +203,21 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
             default:
                 deliver = nil
             }
-            guard let deliver else {
+            // Done here, on this queue: the waiters run once the operation
+            // has finished, as `result()` promises.
+            guard let deliver, !parsesOnCompletionQueue else {
+                deliver?()
                 completionFinished()
+                for waiter in settle() { waiter() }
                 group.leave()
                 return
             }
-            if parsesOnCompletionQueue {
+            // The blocks wait for the main queue; an awaiting task does not.
+            for waiter in settle() { waiter() }
+            queue.async { [self] in
                 deliver()
                 completionFinished()
                 group.leave()
-            } else {
-                queue.async { [self] in
-                    deliver()
-                    completionFinished()
-                    group.leave()
-                }
             }
         }
     }

@@ -8,7 +8,8 @@ import FoundationNetworking
 /// handler, the did-finish-downloading call (which moves the file), the
 /// will-cache call, the did-complete call and the session's bookkeeping;
 /// then the response is serialized off the main thread and the completion
-/// handler runs on `completionQueue` inside `completionGroup`, followed by
+/// handler runs on `completionQueue` inside `completionGroup` (a task made by
+/// an `async` call: where it was serialized), followed by
 /// `AFNetworkingTaskDidComplete` on the main queue.
 extension SessionTaskDriver {
     /// The task shows `.canceling` (or `.running`) until its delegate queue
@@ -137,8 +138,11 @@ extension SessionTaskDriver {
         let completion = self.completion
         let isFile = kind.isDownload || state.withLock { $0.response.becameDownload }
         let rawFile: URL? = { if case .complete(let file) = download { return file }; return nil }()
-        // Parsing happens off the network thread and off the main thread.
-        let parsesOnCompletionQueue = queue !== DispatchQueue.main
+        // Parsing happens off the network thread and off the main thread. A
+        // task made by an `async` call is then done: its handler only resumes
+        // the awaiting Swift task, which must not wait for the main queue.
+        let parsesOnCompletionQueue = !CompletionDefaults.isMain(queue)
+        let finishesInPlace = parsesOnCompletionQueue || context.deliversInPlace
         let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
         group.enter()
         workQueue.async { [self] in
@@ -192,7 +196,7 @@ extension SessionTaskDriver {
                                               userInfo: notificationInfo.value as? [AnyHashable: Any])
                 group.leave()
             }
-            if parsesOnCompletionQueue { finish() } else { queue.async(execute: finish) }
+            if finishesInPlace { finish() } else { queue.async(execute: finish) }
         }
     }
 

@@ -90,6 +90,10 @@ final class SessionTaskDriver: @unchecked Sendable {
         let retryPolicy: RetryPolicy?
         /// The manager's logger when the task was made.
         let logger: Logger?
+        /// Made by an `async` call: its completion handler resumes an awaiting
+        /// Swift task and runs where the response was serialized, never queued
+        /// on the main queue (see `SessionTaskFactory.Delivery`).
+        var deliversInPlace = false
     }
 
     /// Where the response's body goes when it is a file.

@@ -26,17 +26,30 @@ struct SessionTaskFactory {
 
     typealias ProgressBlock = @Sendable (Progress) -> Void
 
+    /// Where a task's completion handler runs. The callback API queues it on
+    /// the manager's `completionQueue` (nil: the main queue). The `async` calls
+    /// run it `inPlace`, right after the response was serialized: it only
+    /// resumes an awaiting Swift task, and a program whose main queue is never
+    /// served (a server parked in `dispatchMain()` or a semaphore) must still
+    /// get its answers. An explicit non-main `completionQueue` is still where
+    /// the response is serialized, as for the callback API.
+    enum Delivery {
+        case completionQueue
+        case inPlace
+    }
+
     func makeDataTask(_ request: URLRequest, completion: SessionTaskCompletion,
-                      uploadProgress: ProgressBlock? = nil, downloadProgress: ProgressBlock? = nil) -> URLSessionDataTask {
+                      uploadProgress: ProgressBlock? = nil, downloadProgress: ProgressBlock? = nil,
+                      delivery: Delivery = .completionQueue) -> URLSessionDataTask {
         // First, so it becomes a child of the caller's current progress.
         let progress = TaskProgress(reported: .download, uploadBlock: uploadProgress, downloadBlock: downloadProgress)
         let prepared = session.settings.applied(to: request)
         return make(.data, request: prepared, completion: completion, progress: progress, destination: nil,
-                    expectedToSend: Self.bodyLength(of: prepared)) { SessionDataTask(driver: $0, identifier: $1) }
+                    expectedToSend: Self.bodyLength(of: prepared), delivery: delivery) { SessionDataTask(driver: $0, identifier: $1) }
     }
 
     func makeUploadTask(_ request: URLRequest, body: UploadSource, completion: SessionTaskCompletion,
-                        progress block: ProgressBlock? = nil) -> URLSessionUploadTask {
+                        progress block: ProgressBlock? = nil, delivery: Delivery = .completionQueue) -> URLSessionUploadTask {
         let progress = TaskProgress(reported: .upload, uploadBlock: block, downloadBlock: nil)
         var prepared = session.settings.applied(to: request)
         let kind: SessionTaskKind.UploadBody
@@ -64,11 +77,12 @@ struct SessionTaskFactory {
             expected = Self.bodyLength(of: prepared)
         }
         return make(.upload(kind), request: prepared, completion: completion, progress: progress, destination: nil,
-                    expectedToSend: expected) { SessionUploadTask(driver: $0, identifier: $1) }
+                    expectedToSend: expected, delivery: delivery) { SessionUploadTask(driver: $0, identifier: $1) }
     }
 
     func makeDownloadTask(_ source: DownloadSource, destination: (@Sendable (URL, URLResponse) -> URL)?,
-                          completion: SessionTaskCompletion, progress block: ProgressBlock? = nil) -> URLSessionDownloadTask {
+                          completion: SessionTaskCompletion, progress block: ProgressBlock? = nil,
+                          delivery: Delivery = .completionQueue) -> URLSessionDownloadTask {
         let progress = TaskProgress(reported: .download, uploadBlock: nil, downloadBlock: block)
         let kind: SessionTaskKind.DownloadStart
         let request: URLRequest
@@ -88,12 +102,12 @@ struct SessionTaskFactory {
             }
         }
         return make(.download(kind), request: request, completion: completion, progress: progress, destination: destination,
-                    expectedToSend: 0) { SessionDownloadTask(driver: $0, identifier: $1) }
+                    expectedToSend: 0, delivery: delivery) { SessionDownloadTask(driver: $0, identifier: $1) }
     }
 
     private func make<Task: URLSessionTask & ManagedSessionTask>(
         _ kind: SessionTaskKind, request: URLRequest, completion: SessionTaskCompletion, progress: TaskProgress,
-        destination: (@Sendable (URL, URLResponse) -> URL)?, expectedToSend: Int64,
+        destination: (@Sendable (URL, URLResponse) -> URL)?, expectedToSend: Int64, delivery: Delivery,
         build: (SessionTaskDriver, Int) -> Task
     ) -> Task {
         let identifier = TaskIdentifiers.next()
@@ -104,7 +118,8 @@ struct SessionTaskFactory {
                                                 skipsUnobservedCalls: manager?.ownsDelegateMethods ?? true,
                                                 clientCertificate: manager?.clientCertificate,
                                                 retryPolicy: manager?.retryPolicy,
-                                                logger: manager?.logger)
+                                                logger: manager?.logger,
+                                                deliversInPlace: delivery == .inPlace)
         var made: Task?
         session.register(identifier: identifier, accepting: manager != nil) { admitted in
             let driver = SessionTaskDriver(kind: kind, request: request, context: context, completion: completion, progress: progress,

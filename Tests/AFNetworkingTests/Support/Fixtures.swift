@@ -122,6 +122,8 @@ final class NginxFixture {
     var httpsURL: URL { URL(string: "https://localhost:\(httpsPort)")! }
     /// The http server also listens on this Unix domain socket.
     var socketPath: String { directory.appendingPathComponent("nginx.sock").path }
+    /// The TLS server (its certificate chain, HTTP/2) also listens on this one.
+    var tlsSocketPath: String { directory.appendingPathComponent("nginx-tls.sock").path }
     var accessLog: String { (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? "" }
 
     /// Whether the access log shows `text` within `timeout`: nginx writes a
@@ -203,9 +205,12 @@ final class NginxFixture {
                 listen 127.0.0.1:\(httpsPort) ssl http2;
                 # A second loopback address the test certificates do not name.
                 listen 127.0.0.2:\(httpsPort) ssl http2;
+                # https+unix:// (the Unix-socket tests).
+                listen unix:\(directory.path)/nginx-tls.sock ssl http2;
                 ssl_certificate \(certificatePath);
                 ssl_certificate_key \(keyPath);
                 root \(root.path);
+                location = /host { default_type text/plain; return 200 "$http_host"; }
                 # Trailer fields after the body (a trailing HEADERS frame on HTTP/2).
                 location /trailers/ { alias \(root.path)/; add_trailer X-Checksum "sum-1"; add_trailer X-Count "2"; }
                 # An answer no proxy gives, and a download slow enough to pause.
