@@ -60,6 +60,8 @@ final class CacheIndex: Sendable {
         var slots: [String: (slot: Slot, lastUse: UInt64)] = [:]
         var clock: UInt64 = 0
         var bodyBytes = 0
+        /// Entries whose disk write has not landed: never evicted before it has.
+        var unwritten: Set<String> = []
     }
 
     private let cache: URLCache
@@ -126,25 +128,49 @@ final class CacheIndex: Sendable {
     // MARK: - Changes
 
     /// Keeps `cached` for `key` and writes it to `URLCache` behind the request.
+    /// An answer too large for the cache replaces what was stored with
+    /// nothing: it is newer (RFC 9111 §4.4's spirit), so the older one may
+    /// not answer in its place.
     func store(_ cached: CachedURLResponse, for request: URLRequest, key: String, policyTag: String, receivedAt: Date) {
         guard let response = cached.response as? HTTPURLResponse else { return }
         let cost = cached.data.count
         // Honour the cache as configured: nothing fits a cache without capacity.
-        guard cost <= max(cache.memoryCapacity, cache.diskCapacity) / 20 else { return }
+        guard cost <= max(cache.memoryCapacity, cache.diskCapacity) / 20 else {
+            invalidate(request, key: key)
+            return
+        }
         let entry = Entry(cached: cached, freshness: CacheFreshness(response, receivedAt: receivedAt), policyTag: policyTag)
-        remember(key, cost <= cache.memoryCapacity ? .entry(entry, cost: cost) : nil)
-        writeBehind.store(cached, for: request, key: key)
+        // Kept in memory even when over the memory capacity until the disk
+        // write has landed: a request made after this one must see this
+        // answer, not miss it or find an older one on disk.
+        remember(key, .entry(entry, cost: cost), unwritten: true)
+        writeBehind.store(cached, for: request, key: key) { [weak self] in
+            self?.written(key, entry: cached)
+        }
     }
 
-    /// A revalidation confirmed the entry: its freshness starts over with the
-    /// 304's headers (the body stays).
-    func refresh(key: String, with head: ReceivedResponse, receivedAt: Date) {
+    /// A revalidation confirmed the entry: `merged` (the stored response
+    /// updated by the 304's fields) replaces it, with its freshness starting over.
+    func refresh(key: String, with merged: CachedURLResponse, for request: URLRequest, receivedAt: Date) {
+        let policyTag = state.withLock { state -> String? in
+            guard case .entry(let entry, _)? = state.slots[key]?.slot else { return nil }
+            return entry.policyTag
+        }
+        guard let policyTag else { return }
+        store(merged, for: request, key: key, policyTag: policyTag, receivedAt: receivedAt)
+    }
+
+    /// `key`'s disk write landed: if memory still holds that write's answer
+    /// and it is over the memory capacity, the disk copy is enough now.
+    private func written(_ key: String, entry cached: CachedURLResponse) {
+        let memoryCapacity = cache.memoryCapacity
         state.withLock { state in
-            guard case .entry(let entry, let cost)? = state.slots[key]?.slot else { return }
-            let refreshed = Entry(cached: entry.cached, freshness: entry.freshness.refreshed(by: head, receivedAt: receivedAt),
-                                  policyTag: entry.policyTag)
-            state.clock += 1
-            state.slots[key] = (.entry(refreshed, cost: cost), state.clock)
+            guard case .entry(let current, let cost)? = state.slots[key]?.slot, current.cached === cached else { return }
+            state.unwritten.remove(key)
+            if state.bodyBytes > memoryCapacity {
+                state.bodyBytes -= cost
+                state.slots[key] = nil
+            }
         }
     }
 
@@ -168,10 +194,11 @@ final class CacheIndex: Sendable {
 
     /// Records a slot for `key` (nil: forget the key), evicting the least
     /// recently used when over the bounds.
-    private func remember(_ key: String, _ slot: Slot?) {
+    private func remember(_ key: String, _ slot: Slot?, unwritten: Bool = false) {
         let memoryCapacity = cache.memoryCapacity
         state.withLock { state in
             if case .entry(_, let cost)? = state.slots[key]?.slot { state.bodyBytes -= cost }
+            if unwritten { state.unwritten.insert(key) } else { state.unwritten.remove(key) }
             guard let slot else {
                 state.slots[key] = nil
                 return
@@ -180,7 +207,9 @@ final class CacheIndex: Sendable {
             state.slots[key] = (slot, state.clock)
             if case .entry(_, let cost) = slot { state.bodyBytes += cost }
             while state.slots.count > CacheIndex.capacity || state.bodyBytes > memoryCapacity {
-                guard let oldest = state.slots.min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
+                let unwritten = state.unwritten
+                guard let oldest = state.slots.filter({ !unwritten.contains($0.key) })
+                    .min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
                 if case .entry(_, let cost) = oldest.value.slot { state.bodyBytes -= cost }
                 state.slots[oldest.key] = nil
             }
@@ -193,7 +222,7 @@ final class CacheIndex: Sendable {
 private final class WriteBehind: Sendable {
     private enum Change: @unchecked Sendable {
         // @unchecked: the request and response are not mutated once queued.
-        case store(CachedURLResponse, URLRequest)
+        case store(CachedURLResponse, URLRequest, @Sendable () -> Void)
         case remove(URLRequest)
     }
 
@@ -203,8 +232,8 @@ private final class WriteBehind: Sendable {
 
     init(cache: URLCache) { self.cache = cache }
 
-    func store(_ cached: CachedURLResponse, for request: URLRequest, key: String) {
-        enqueue(.store(cached, request), key: key)
+    func store(_ cached: CachedURLResponse, for request: URLRequest, key: String, landed: @escaping @Sendable () -> Void) {
+        enqueue(.store(cached, request, landed), key: key)
     }
 
     func remove(for request: URLRequest, key: String) {
@@ -220,7 +249,9 @@ private final class WriteBehind: Sendable {
         queue.async { [self] in
             guard let change = pending.withLock({ $0.removeValue(forKey: key) }) else { return }
             switch change {
-            case .store(let cached, let request): cache.storeCachedResponse(cached, for: request)
+            case .store(let cached, let request, let landed):
+                cache.storeCachedResponse(cached, for: request)
+                landed()
             case .remove(let request): cache.removeCachedResponse(for: request)
             }
         }
@@ -233,12 +264,15 @@ struct CacheFreshness: Sendable {
     /// Seconds the response is fresh for, from its Date; nil when unknown.
     let lifetime: TimeInterval?
     /// The response's age when it was received (Age header, and the gap
-    /// between its Date and the local clock), in seconds.
+    /// between its Date and the local clock), in seconds; infinite for an
+    /// invalid `Age` (§5.1: treated as stale).
     let ageWhenReceived: TimeInterval
     /// When it was received, by the local clock.
     let receivedAt: Date
     /// `no-cache`: always revalidate.
     let mustRevalidate: Bool
+    /// `must-revalidate` or `no-cache`: never served stale, whatever the request accepts.
+    let forbidsStale: Bool
     let etag: String?
     let lastModified: String?
 
@@ -246,57 +280,65 @@ struct CacheFreshness: Sendable {
         self.init(directives: CacheRules.directives(in: response.value(forHTTPHeaderField: "Cache-Control")),
                   date: response.value(forHTTPHeaderField: "Date"), expires: response.value(forHTTPHeaderField: "Expires"),
                   lastModified: response.value(forHTTPHeaderField: "Last-Modified"), age: response.value(forHTTPHeaderField: "Age"),
-                  etag: response.value(forHTTPHeaderField: "ETag"), receivedAt: receivedAt)
+                  etag: response.value(forHTTPHeaderField: "ETag"), status: response.statusCode, receivedAt: receivedAt)
     }
 
-    init(directives: [String], date: String?, expires: String?, lastModified: String?, age: String?, etag: String?, receivedAt: Date?) {
-        let dateValue = date.flatMap(HTTPDate.parse)
-        var lifetime: TimeInterval?
-        if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }) {
-            lifetime = TimeInterval(maxAge.dropFirst(8)) ?? 0
-        } else if let expires {
-            // An invalid Expires means already expired (RFC 9111 §5.3).
-            if let expiry = HTTPDate.parse(expires), let dateValue { lifetime = expiry - dateValue } else { lifetime = 0 }
-        } else if let modified = lastModified.flatMap(HTTPDate.parse), let dateValue {
-            // The usual heuristic: 10 % of the time since the last change.
-            lifetime = max(0, dateValue - modified) / 10
-        }
-        self.lifetime = lifetime
+    init(directives: [String], date: String?, expires: String?, lastModified: String?, age: String?, etag: String?,
+         status: Int = 200, receivedAt: Date?) {
         // Without a receive time (an entry read back from disk) the Date is
         // the only clock: the apparent age is measured from it now.
         let received = receivedAt ?? Date()
-        let apparent = dateValue.map { max(0, received.timeIntervalSince1970 - $0) } ?? 0
-        ageWhenReceived = max(apparent, age.flatMap(TimeInterval.init) ?? 0)
+        // A missing or invalid Date is the time it was received (RFC 9110 §6.6.1).
+        let parsedDate = date.flatMap(HTTPDate.parse)
+        let dateValue = parsedDate ?? received.timeIntervalSince1970
+        var lifetime: TimeInterval?
+        if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }) {
+            lifetime = TimeInterval(maxAge.dropFirst(8)).map { max(0, $0) } ?? 0
+        } else if let expires {
+            // An invalid Expires means already expired (RFC 9111 §5.3).
+            if let expiry = HTTPDate.parse(expires) { lifetime = expiry - dateValue } else { lifetime = 0 }
+        } else if CacheRules.heuristicallyCacheable.contains(status), let modified = lastModified.flatMap(HTTPDate.parse) {
+            // The usual heuristic: 10 % of the time since the last change (§4.2.2).
+            lifetime = max(0, dateValue - modified) / 10
+        }
+        self.lifetime = lifetime
+        let apparent = parsedDate.map { max(0, received.timeIntervalSince1970 - $0) } ?? 0
+        ageWhenReceived = max(apparent, CacheFreshness.ageValue(age))
         self.receivedAt = received
         mustRevalidate = directives.contains("no-cache")
+        forbidsStale = mustRevalidate || directives.contains("must-revalidate")
         self.etag = etag
         self.lastModified = lastModified
     }
 
-    private init(lifetime: TimeInterval?, ageWhenReceived: TimeInterval, receivedAt: Date, mustRevalidate: Bool, etag: String?, lastModified: String?) {
+    /// `Age` (RFC 9111 §5.1): a non-negative integer; of a list, the first
+    /// member; anything else is invalid and makes the response stale.
+    static func ageValue(_ field: String?) -> TimeInterval {
+        guard let field else { return 0 }
+        let first = field.split(separator: ",", omittingEmptySubsequences: false).first?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard !first.isEmpty, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return .infinity }
+        return TimeInterval(first) ?? .infinity
+    }
+
+    private init(lifetime: TimeInterval?, ageWhenReceived: TimeInterval, receivedAt: Date, mustRevalidate: Bool, forbidsStale: Bool,
+                 etag: String?, lastModified: String?) {
         self.lifetime = lifetime
         self.ageWhenReceived = ageWhenReceived
         self.receivedAt = receivedAt
         self.mustRevalidate = mustRevalidate
+        self.forbidsStale = forbidsStale
         self.etag = etag
         self.lastModified = lastModified
+    }
+
+    /// The response's age now (RFC 9111 §4.2.3), in seconds.
+    func currentAge(at now: Date) -> TimeInterval {
+        ageWhenReceived + max(0, now.timeIntervalSince(receivedAt))
     }
 
     /// Whether the response may be used now without asking the server.
     func isFresh(at now: Date) -> Bool {
         guard !mustRevalidate, let lifetime else { return false }
-        return ageWhenReceived + now.timeIntervalSince(receivedAt) < lifetime
-    }
-
-    /// After a 304: its Cache-Control, Expires, Date and validators replace the stored ones.
-    func refreshed(by head: ReceivedResponse, receivedAt: Date) -> CacheFreshness {
-        let updated = CacheFreshness(directives: CacheRules.directives(in: head.value(forField: "cache-control")),
-                                     date: head.value(forField: "date"), expires: head.value(forField: "expires"),
-                                     lastModified: head.value(forField: "last-modified") ?? lastModified,
-                                     age: head.value(forField: "age"), etag: head.value(forField: "etag") ?? etag, receivedAt: receivedAt)
-        // A 304 without any lifetime of its own keeps the stored one.
-        return updated.lifetime != nil ? updated
-            : CacheFreshness(lifetime: lifetime, ageWhenReceived: updated.ageWhenReceived, receivedAt: receivedAt,
-                             mustRevalidate: mustRevalidate, etag: updated.etag, lastModified: updated.lastModified)
+        return currentAge(at: now) < lifetime
     }
 }

@@ -48,10 +48,15 @@ enum CacheRules {
         return (request.httpMethod ?? "GET").uppercased() == "GET" && request.value(forHTTPHeaderField: "Range") == nil
     }
 
-    /// What to do for `request` under `policyTag` with `cache`. Off the network
-    /// thread: the first question about a URL may read the disk.
-    static func plan(for request: URLRequest, cache: URLCache, policyTag: String, now: Date = Date()) -> Plan {
+    /// What to do for `request` under `policyTag` with `cache`. `sent` is the
+    /// request as it would go out (with its cookies), for the fields a stored
+    /// response varies on. Off the network thread: the first question about a
+    /// URL may read the disk.
+    static func plan(for request: URLRequest, sent: URLRequest? = nil, cache: URLCache, policyTag: String, now: Date = Date()) -> Plan {
         guard mayConsultCache(for: request), let key = request.url?.absoluteString else { return .load }
+        let asked = RequestDirectives(request)
+        // no-store in the request: neither answered from nor written to the cache.
+        if asked.noStore && !asked.onlyIfCached { return .load }
         let index = CacheIndex.index(for: cache)
         var entry: CacheIndex.Entry?
         switch index.lookup(key) {
@@ -63,6 +68,8 @@ enum CacheRules {
         // request under another (a cache hit would skip the handshake's checks),
         // nor one fetched with one client identity to a request with another.
         if let known = entry, known.policyTag != policyTag { entry = nil }
+        // Nor one that varies on a field this request has otherwise (§4.1).
+        if let known = entry, !variantMatches(known.cached, request: sent ?? request) { entry = nil }
         switch request.cachePolicy {
         case .returnCacheDataDontLoad:
             if let entry { return .useCached(entry.cached) }
@@ -71,22 +78,50 @@ enum CacheRules {
         case .returnCacheDataElseLoad:
             return entry.map { .useCached($0.cached) } ?? .load
         default:
-            guard let entry else { return .load }
-            if entry.freshness.isFresh(at: now) { return .useCached(entry.cached) }
+            guard let entry else {
+                if asked.onlyIfCached, let refusal = gatewayTimeout(for: request) { return .useCached(refusal) }
+                return .load
+            }
+            let age = entry.freshness.currentAge(at: now)
+            if asked.permitsReuse(of: entry.freshness, age: age) {
+                return .useCached(withAge(entry.cached, seconds: age))
+            }
+            if asked.onlyIfCached, let refusal = gatewayTimeout(for: request) { return .useCached(refusal) }
             if let conditional = conditionalRequest(request, validating: entry.freshness) { return .revalidate(entry.cached, conditional) }
             return .load
         }
     }
 
+    /// Statuses a cache may store without explicit freshness (RFC 9110 §15.1).
+    static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+
     /// A cheap test on the raw response head, so the common uncacheable case
-    /// costs nothing: a GET answered 200 with validators or a lifetime, not
-    /// `no-store`, for a request that does not bypass the cache.
+    /// costs nothing (RFC 9111 §3): a GET answered with a final status the
+    /// library can store (not 206: ranges are not combined), not `no-store`
+    /// either way, not `Vary: *`, with explicit freshness, or a heuristically
+    /// cacheable status with a validator or `Last-Modified`.
     static func mayStore(_ head: ReceivedResponse, for request: URLRequest) -> Bool {
-        guard head.statusCode == 200, request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData,
+        guard (200..<600).contains(head.statusCode), head.statusCode != 206, head.statusCode != 304,
+              request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData,
               (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
-        if head.value(forField: "cache-control")?.lowercased().contains("no-store") == true { return false }
-        if request.value(forHTTPHeaderField: "Cache-Control")?.lowercased().contains("no-store") == true { return false }
-        return ["cache-control", "expires", "etag", "last-modified"].contains { head.value(forField: $0) != nil }
+        let answered = directives(in: head.values(forField: "cache-control").joined(separator: ","))
+        if answered.contains("no-store") || answered.contains(where: { $0.hasPrefix("must-understand") }) && !understands(head.statusCode) {
+            return false
+        }
+        if RequestDirectives(request).noStore { return false }
+        if head.values(forField: "vary").contains(where: { $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "*" } }) {
+            return false
+        }
+        let explicit = answered.contains { $0.hasPrefix("max-age=") || $0 == "public" } || head.value(forField: "expires") != nil
+        if explicit { return true }
+        return heuristicallyCacheable.contains(head.statusCode)
+            && (head.value(forField: "etag") != nil || head.value(forField: "last-modified") != nil)
+    }
+
+    /// `must-understand` (RFC 9111 §5.2.2.3): the library knows the caching
+    /// rules of the statuses it stores.
+    private static func understands(_ status: Int) -> Bool {
+        heuristicallyCacheable.contains(status) || [302, 307].contains(status)
     }
 
     /// What a response does to the cache entry of its URL (RFC 9111 §3, §4.4).
@@ -104,8 +139,11 @@ enum CacheRules {
         let method = (request.httpMethod ?? "GET").uppercased()
         switch method {
         case "GET":
-            guard request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData, head.statusCode == 200 else { return .none }
-            return mayStore(head, for: request) ? .store : .invalidate
+            guard request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData else { return .none }
+            if mayStore(head, for: request) { return .store }
+            // A newer answer that may not be stored leaves no older one to be
+            // served in its place (an error status keeps what was stored).
+            return (200..<400).contains(head.statusCode) && head.statusCode != 304 ? .invalidate : .none
         case "HEAD", "OPTIONS", "TRACE":
             return .none
         default:
@@ -125,9 +163,12 @@ enum CacheRules {
         return conditional
     }
 
-    /// A Cache-Control value's directives, lowercased and trimmed.
+    /// A Cache-Control value's directives, lowercased and trimmed (quotes
+    /// around an argument removed: `max-age="60"` is `max-age=60`).
     static func directives(in value: String?) -> [String] {
         guard let value, !value.isEmpty else { return [] }
-        return value.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return value.lowercased().split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\"", with: "")
+        }
     }
 }

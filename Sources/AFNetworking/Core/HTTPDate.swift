@@ -100,7 +100,8 @@ enum HTTPDate {
         /// "Jan" … "Dec" (case-sensitive, as the grammar says) → 1…12.
         mutating func month() -> Int? {
             guard index + 3 <= bytes.count else { return nil }
-            let key = Int(bytes[index]) << 16 | Int(bytes[index + 1]) << 8 | Int(bytes[index + 2])
+            // Case-insensitively, as browsers read it ("AUG" is August).
+            let key = Int(bytes[index] | 0x20) << 16 | Int(bytes[index + 1] | 0x20) << 8 | Int(bytes[index + 2] | 0x20)
             guard let month = Scanner.months[key] else { return nil }
             index += 3
             return month
@@ -108,7 +109,7 @@ enum HTTPDate {
 
         private static let months: [Int: Int] = {
             var table: [Int: Int] = [:]
-            for (offset, name) in ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].enumerated() {
+            for (offset, name) in ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].enumerated() {
                 let utf8 = Array(name.utf8)
                 table[Int(utf8[0]) << 16 | Int(utf8[1]) << 8 | Int(utf8[2])] = offset + 1
             }

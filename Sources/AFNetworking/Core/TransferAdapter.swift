@@ -37,6 +37,12 @@ struct PhaseChange {
 
 /// What a hop about to start needs from its adapter's settings.
 struct TransferEnvironment {
+    /// `request` with the fields the library adds from its environment (its
+    /// cookies), as a stored response's `Vary` compares it.
+    func requestAsSent(_ request: URLRequest) -> URLRequest {
+        sendsCookies ? CookieHandling.addingCookies(to: request, from: cookieStorage) : request
+    }
+
     /// nil: OpenSSL's standard verification (the default policy).
     var securityPolicy: SecurityPolicy?
     /// Where cookies come from and go to (nil: nowhere).
@@ -310,7 +316,7 @@ extension TransferAdapter {
             return
         }
         let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
-        let plan = CacheRules.plan(for: request, cache: cache, policyTag: tag)
+        let plan = CacheRules.plan(for: request, sent: environment.requestAsSent(request), cache: cache, policyTag: tag)
         handle { $0.machine.cacheLookupFinished(plan) }
     }
 
@@ -324,8 +330,9 @@ extension TransferAdapter {
         let environment = transferEnvironment(for: outcome.finalRequest?.url)
         if let confirmation = outcome.revalidatedBy, let request = outcome.finalRequest {
             if environment.acceptsCookies { CookieHandling.store(from: confirmation, for: request, in: environment.cookieStorage) }
-            if let cache = environment.cache, let key = outcome.originalRequest?.url?.absoluteString {
-                CacheIndex.index(for: cache).refresh(key: key, with: confirmation, receivedAt: Date())
+            if let cache = environment.cache, let original = outcome.originalRequest, let key = original.url?.absoluteString,
+               case .cached(let merged)? = outcome.response {
+                CacheIndex.index(for: cache).refresh(key: key, with: merged, for: original, receivedAt: Date())
             }
             return nil
         }
@@ -342,13 +349,25 @@ extension TransferAdapter {
             CacheIndex.index(for: cache).invalidate(original, key: key)
             return nil
         case .store:
-            guard let data = outcome.memoryBody, let response = head.httpURLResponse else { return nil }
+            guard let data = outcome.memoryBody, let received = head.httpURLResponse else {
+                // The body went to a stream: this newer answer cannot be
+                // stored, so no older one may answer in its place.
+                CacheIndex.index(for: cache).invalidate(original, key: key)
+                return nil
+            }
             // Stored under the URL that produced it (after any redirect), and
-            // tagged with the security policy and client identity it was fetched under.
+            // tagged with the security policy and client identity it was
+            // fetched under and the request fields it varies on.
             var keyRequest = original
-            keyRequest.url = response.url ?? original.url
+            keyRequest.url = received.url ?? original.url
+            let response = CacheRules.storable(received)
             let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
-            let proposal = CachedURLResponse(response: response, data: data, userInfo: [CacheRules.policyKey: tag], storagePolicy: .allowed)
+            var userInfo: [AnyHashable: Any] = [CacheRules.policyKey: tag]
+            let varied = CacheRules.varyNames(of: response)
+            if !varied.isEmpty {
+                userInfo[CacheRules.varyValuesKey] = CacheRules.varyValues(for: varied, of: environment.requestAsSent(outcome.finalRequest ?? original))
+            }
+            let proposal = CachedURLResponse(response: response, data: data, userInfo: userInfo, storagePolicy: .allowed)
             return CacheProposal(proposal: proposal, cache: cache, keyRequest: keyRequest, key: key, policyTag: tag)
         }
     }

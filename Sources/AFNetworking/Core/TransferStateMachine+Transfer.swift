@@ -258,7 +258,8 @@ extension TransferStateMachine {
             hop = updatedHop
         }
         if hop.revalidates && response.statusCode == 304, let cached = journey.revalidating {
-            var outcome = Outcome(cached: cached, journey: journey)
+            // The caller sees the stored response as the 304 updated it (RFC 9111 §4.3.4).
+            var outcome = Outcome(cached: CacheRules.merging(cached, with: response), journey: journey)
             outcome.revalidatedBy = response
             outcome.finalRequest = hop.request
             return deliver(outcome)

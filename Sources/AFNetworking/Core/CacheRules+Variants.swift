@@ -1,0 +1,127 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a stored response is, beyond its URL: the request fields it varies
+/// on (RFC 9111 §4.1), the fields that are never stored (§3.1), what a 304
+/// changes (§3.2, §4.3.4), and the `Age` a hit carries (§5.1).
+extension CacheRules {
+    /// `userInfo` key of a cached response: the normalised values, in the
+    /// order of its `Vary` field's names, of the request that fetched it.
+    static let varyValuesKey = "AFNetworkingVaryValues"
+    /// Stands for "the request had no such field" among the vary values.
+    static let absentField = "\u{0}"
+
+    /// The field names a response varies on, lowercased (["*"]: on
+    /// everything, so it never matches another request).
+    static func varyNames(of response: HTTPURLResponse) -> [String] {
+        let value = response.value(forHTTPHeaderField: "Vary") ?? ""
+        return value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+    }
+
+    /// A request field's value as compared for `Vary`: list members trimmed
+    /// and joined with ", " (the same semantics, RFC 9111 §4.1), or the
+    /// absent marker.
+    static func normalizedField(_ name: String, in request: URLRequest) -> String {
+        guard let value = request.value(forHTTPHeaderField: name) else { return absentField }
+        return value.split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+    }
+
+    /// The values `request` (as it is sent: with its cookies) has for the names.
+    static func varyValues(for names: [String], of request: URLRequest) -> [String] {
+        names.map { normalizedField($0, in: request) }
+    }
+
+    /// Whether `cached` may answer `sent` (the request as it would go out):
+    /// every field named in its `Vary` has the value it had when stored;
+    /// `Vary: *` never matches.
+    static func variantMatches(_ cached: CachedURLResponse, request sent: URLRequest) -> Bool {
+        guard let response = cached.response as? HTTPURLResponse else { return false }
+        let names = varyNames(of: response)
+        if names.isEmpty { return true }
+        if names.contains("*") { return false }
+        guard let stored = cached.userInfo?[varyValuesKey] as? [String] else { return false }
+        return stored == varyValues(for: names, of: sent)
+    }
+
+    /// Fields that describe one connection, not the resource (RFC 9111 §3.1):
+    /// never stored, never replayed from the cache.
+    static func connectionFields(of response: HTTPURLResponse) -> Set<String> {
+        var names: Set<String> = ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade"]
+        for token in (response.value(forHTTPHeaderField: "Connection") ?? "").split(separator: ",") {
+            names.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+        }
+        return names
+    }
+
+    /// `response` as it is stored: without its connection fields.
+    static func storable(_ response: HTTPURLResponse) -> HTTPURLResponse {
+        let dropped = connectionFields(of: response)
+        let kept = headerFields(of: response).filter { !dropped.contains($0.key.lowercased()) }
+        return rebuilt(response, fields: kept)
+    }
+
+    /// The stored response updated by a 304 (RFC 9111 §3.2): each field the
+    /// 304 carries replaces the stored one, except `Content-Length` and the
+    /// 304's connection fields. The body stays.
+    /// Builds from the 304's raw fields (no `HTTPURLResponse` for it): this
+    /// runs where the machine sees the 304.
+    static func merging(_ cached: CachedURLResponse, with confirmation: ReceivedResponse) -> CachedURLResponse {
+        guard let stored = cached.response as? HTTPURLResponse else { return cached }
+        var update: [String: String] = [:]
+        for (name, value) in confirmation.fields {
+            if let existing = update.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                update[existing] = update[existing].map { "\($0), \(value)" }
+            } else {
+                update[name] = value
+            }
+        }
+        var excluded: Set<String> = ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade", "content-length"]
+        for token in (confirmation.value(forField: "connection") ?? "").split(separator: ",") {
+            excluded.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+        }
+        var fields = headerFields(of: stored)
+        for (name, value) in update where !excluded.contains(name.lowercased()) {
+            if let existing = fields.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { fields[existing] = nil }
+            fields[name] = value
+        }
+        return CachedURLResponse(response: rebuilt(stored, fields: fields), data: cached.data, userInfo: cached.userInfo,
+                                 storagePolicy: cached.storagePolicy)
+    }
+
+    /// A hit as delivered: the stored response with `Age` set to its current
+    /// age in whole seconds (RFC 9111 §5.1: a cache generates it).
+    static func withAge(_ cached: CachedURLResponse, seconds: TimeInterval) -> CachedURLResponse {
+        guard let stored = cached.response as? HTTPURLResponse, seconds.isFinite else { return cached }
+        var fields = headerFields(of: stored).filter { $0.key.caseInsensitiveCompare("Age") != .orderedSame }
+        fields["Age"] = String(Int(max(0, seconds.rounded(.down))))
+        return CachedURLResponse(response: rebuilt(stored, fields: fields), data: cached.data, userInfo: cached.userInfo,
+                                 storagePolicy: cached.storagePolicy)
+    }
+
+    /// RFC 9111 §4.4 note: a 504 for `only-if-cached` with nothing usable stored.
+    static func gatewayTimeout(for request: URLRequest) -> CachedURLResponse? {
+        guard let url = request.url,
+              let response = HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1",
+                                             headerFields: ["Content-Length": "0", "Cache-Control": "no-store"]) else { return nil }
+        return CachedURLResponse(response: response, data: Data(), userInfo: nil, storagePolicy: .notAllowed)
+    }
+
+    private static func headerFields(of response: HTTPURLResponse) -> [String: String] {
+        var fields: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            if let name = name as? String, let value = value as? String { fields[name] = value }
+        }
+        return fields
+    }
+
+    private static func rebuilt(_ response: HTTPURLResponse, fields: [String: String]) -> HTTPURLResponse {
+        guard let url = response.url,
+              let copy = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
+        else { return response }
+        return copy
+    }
+}
