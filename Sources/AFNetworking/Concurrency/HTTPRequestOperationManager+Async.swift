@@ -89,7 +89,7 @@ extension HTTPRequestOperationManager {
 
     /// Runs a verb and hands over (response, object) from its success block.
     private func awaitOperation(_ verb: Verb) async throws -> Reply {
-        try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Reply, Error>) -> Void) -> (@Sendable () -> Void)? in
+        try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Reply, Error>) -> Void) -> (@Sendable () -> Void)? in
             let success: HTTPRequestOperation.SuccessBlock = { operation, object in
                 guard let response = operation.response else {
                     return finish(.failure(TransportErrors.make(NSURLErrorBadServerResponse, url: operation.request.url, underlying: nil)))
@@ -105,7 +105,7 @@ extension HTTPRequestOperationManager {
     /// Runs a verb, then decodes the validated body (the decoding happens
     /// here, in the awaiting task, not in a completion block).
     private func decoding<T: Decodable>(_ type: T.Type, _ decoder: JSONDecoder, _ verb: Verb) async throws -> sending T {
-        let body = try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<(Data?, URLResponse?)>, Error>) -> Void)
+        let body = try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<(Data?, URLResponse?)>, Error>) -> Void)
             -> (@Sendable () -> Void)? in
             let success: HTTPRequestOperation.SuccessBlock = { operation, _ in
                 finish(.success(Handover(value: (operation.responseData, operation.response))))

@@ -89,7 +89,7 @@ extension HTTPSessionManager {
     private typealias Reply = Handover<(response: HTTPURLResponse, responseObject: Any?)>
 
     private func awaitTask(_ verb: Verb) async throws -> Reply {
-        try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Reply, Error>) -> Void) -> (@Sendable () -> Void)? in
+        try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Reply, Error>) -> Void) -> (@Sendable () -> Void)? in
             let success: @Sendable (URLSessionDataTask, Any?) -> Void = { task, object in
                 guard let response = task.response as? HTTPURLResponse else {
                     return finish(.failure(TransportErrors.make(NSURLErrorBadServerResponse, url: task.originalRequest?.url, underlying: nil)))
@@ -109,7 +109,7 @@ extension HTTPSessionManager {
         let request = try requestSerializer.request(withMethod: method, urlString: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
                                                     parameters: parameters)
         let serializer = responseSerializer
-        let body = try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<(Data?, URLResponse?)>, Error>) -> Void)
+        let body = try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<(Data?, URLResponse?)>, Error>) -> Void)
             -> (@Sendable () -> Void)? in
             let task = factory.makeDataTask(request, completion: .rawData({ data, response, error in
                 if let error { return finish(.failure(error)) }

@@ -19,7 +19,7 @@ extension URLSessionManager {
     /// Downloads to `destination` (replacing nothing: an existing file is an
     /// error) and returns the response.
     public func download(for request: URLRequest, to destination: URL) async throws -> URLResponse {
-        let handover = try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<URLResponse>, Error>) -> Void) -> (@Sendable () -> Void)? in
+        let handover = try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<URLResponse>, Error>) -> Void) -> (@Sendable () -> Void)? in
             let task = downloadTask(with: request, progress: nil, destination: { _, _ in destination }, completionHandler: { response, _, error in
                 finish(error.map { .failure($0) } ?? .success(Handover(value: response)))
             })
@@ -31,7 +31,7 @@ extension URLSessionManager {
 
     private func awaitTask(_ make: (@escaping @Sendable (URLResponse, Any?, Error?) -> Void) -> URLSessionTask)
         async throws -> Handover<(response: URLResponse, responseObject: Any?)> {
-        try await AsyncBridge.run {
+        try await AsyncBridge.request {
             (finish: @escaping @Sendable (Result<Handover<(response: URLResponse, responseObject: Any?)>, Error>) -> Void) -> (@Sendable () -> Void)? in
             let task = make { response, object, error in
                 finish(error.map { .failure($0) } ?? .success(Handover(value: (response, object))))
