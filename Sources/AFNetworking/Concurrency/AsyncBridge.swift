@@ -65,6 +65,16 @@ enum AsyncBridge {
         return error
     }
 
+    /// As `run`, for a call that makes a new request (a verb, a session task):
+    /// a Swift task already cancelled makes none and throws `CancellationError`,
+    /// so nothing is sent (made and cancelled a moment later, it could connect
+    /// or send before the cancel reached it).
+    static func request<Value>(_ start: (_ finish: @escaping @Sendable (Result<Handover<Value>, Error>) -> Void) -> (@Sendable () -> Void)?)
+        async throws -> Handover<Value> {
+        try Task.checkCancellation()
+        return try await run(start)
+    }
+
     /// Awaits a callback-style request. `start` makes and starts it, handing
     /// its completion to `finish` (exactly once), and returns how to cancel it
     /// (nil when nothing was made: `finish` was or will be called with the error).

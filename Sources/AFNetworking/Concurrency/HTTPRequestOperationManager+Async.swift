@@ -100,7 +100,7 @@ extension HTTPRequestOperationManager {
 
     /// Enqueues an operation for `request` and waits until it has finished.
     private func finishedOperation(_ request: URLRequest) async throws -> HTTPRequestOperation {
-        try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<HTTPRequestOperation>, Error>) -> Void)
+        try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<HTTPRequestOperation>, Error>) -> Void)
             -> (@Sendable () -> Void)? in
             let operation = httpRequestOperation(with: request, success: nil, failure: nil)
             operation.whenResolved { finish(.success(Handover(value: operation))) }

@@ -103,7 +103,7 @@ extension HTTPSessionManager {
     }
 
     private func awaitTask(_ request: URLRequest, streamed: Bool = false) async throws -> Reply {
-        try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Reply, Error>) -> Void) -> (@Sendable () -> Void)? in
+        try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Reply, Error>) -> Void) -> (@Sendable () -> Void)? in
             let completion = SessionTaskCompletion.serialized { response, object, error in
                 if let error { return finish(.failure(error)) }
                 guard let response = response as? HTTPURLResponse else {
@@ -125,7 +125,7 @@ extension HTTPSessionManager {
                                         _ decoder: JSONDecoder) async throws -> sending T {
         let request = try verbRequest(method, URLString, parameters)
         let serializer = responseSerializer
-        let body = try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<(Data?, URLResponse?)>, Error>) -> Void)
+        let body = try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<(Data?, URLResponse?)>, Error>) -> Void)
             -> (@Sendable () -> Void)? in
             let task = factory.makeDataTask(request, completion: .rawData({ data, response, error in
                 if let error { return finish(.failure(error)) }

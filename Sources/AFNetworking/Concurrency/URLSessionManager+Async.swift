@@ -24,7 +24,7 @@ extension URLSessionManager {
     /// Downloads to `destination` (replacing nothing: an existing file is an
     /// error) and returns the response.
     public func download(for request: URLRequest, to destination: URL) async throws -> URLResponse {
-        let handover = try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<URLResponse>, Error>) -> Void) -> (@Sendable () -> Void)? in
+        let handover = try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<URLResponse>, Error>) -> Void) -> (@Sendable () -> Void)? in
             let completion = SessionTaskCompletion.download { response, _, error in
                 finish(error.map { .failure($0) } ?? .success(Handover(value: response)))
             }
@@ -37,7 +37,7 @@ extension URLSessionManager {
 
     private func awaitTask(_ make: (@escaping @Sendable (URLResponse, Any?, Error?) -> Void) -> URLSessionTask)
         async throws -> Handover<(response: URLResponse, responseObject: Any?)> {
-        try await AsyncBridge.run {
+        try await AsyncBridge.request {
             (finish: @escaping @Sendable (Result<Handover<(response: URLResponse, responseObject: Any?)>, Error>) -> Void) -> (@Sendable () -> Void)? in
             let task = make { response, object, error in
                 finish(error.map { .failure($0) } ?? .success(Handover(value: (response, object))))

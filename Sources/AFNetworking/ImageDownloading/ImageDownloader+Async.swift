@@ -12,7 +12,7 @@ extension ImageDownloader {
     /// cancelled throws it at once and sends nothing. Needs no main queue.
     public func image(for request: URLRequest) async throws -> Image {
         try Task.checkCancellation()
-        return try await AsyncBridge.run { (finish: @escaping @Sendable (Result<Handover<Image>, Error>) -> Void) in
+        return try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<Image>, Error>) -> Void) in
             let receipt = download(request, receiptID: UUID(), delivery: .direct { result in
                 finish(result.map { Handover(value: $0) })
             })

@@ -1,4 +1,4 @@
-import AFNetworking
+@testable import AFNetworking
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -170,11 +170,10 @@ final class AsyncAwaitTests: OperationTestCase {
         }
         let reached = await modernEventually(10) { !server.requests.isEmpty }
         XCTAssertTrue(reached, "the request never reached the server")
-        let cancelledAt = Date()
         waiter.cancel()
         let outcome = try await modernBounded(10) { await waiter.value }
         XCTAssertEqual(outcome, "CancellationError")
-        XCTAssertLessThan(Date().timeIntervalSince(cancelledAt), 4, "the await ended with the cancel, not with the slow answer")
+        XCTAssertEqual(server.headsSent, 0, "the await ended with the cancel, while the server still held its answer")
         XCTAssertTrue(operation.isCancelled)
         XCTAssertEqual((operation.error as NSError?)?.domain, NSURLErrorDomain)
         XCTAssertEqual((operation.error as NSError?)?.code, NSURLErrorCancelled)
@@ -197,7 +196,9 @@ final class AsyncAwaitTests: OperationTestCase {
                 return "other: \(error)"
             }
         }
-        try await Task.sleep(nanoseconds: 100_000_000)
+        // The cancel comes while the await is under way: once it has asked to hear of the operation's end.
+        let awaiting = await modernEventually(10) { operation.finishWaiters.withLock { $0.waiters.count } == 1 }
+        XCTAssertTrue(awaiting, "the await began before the cancel (else this tests a cancel before awaiting)")
         waiter.cancel()
         let outcome = try await modernBounded(10) { await waiter.value }
         XCTAssertEqual(outcome, "CancellationError")
@@ -380,10 +381,13 @@ final class AsyncAwaitTests: OperationTestCase {
             }
         }
         waiter.cancel()
-        let started = Date()
         let outcome = try await modernBounded(10) { await waiter.value }
         XCTAssertEqual(outcome, "CancellationError")
-        XCTAssertLessThan(Date().timeIntervalSince(started), 4, "the slow answer was not awaited")
+        // The operation made for the call ends cancelled without sending anything.
+        let drained = await modernEventually(10) { manager.operationQueue.operationCount == 0 }
+        XCTAssertTrue(drained, "the cancelled call's operation finished")
+        XCTAssertTrue(server.requests.isEmpty, "nothing was sent for a call cancelled before it was made")
+        XCTAssertEqual(server.connectionCount, 0)
     }
 
     func testCancellingAManagerCallCancelsItsOperation() async throws {
@@ -634,11 +638,10 @@ final class AsyncAwaitTests: OperationTestCase {
         }
         let reached = await modernEventually(10) { !server.requests.isEmpty }
         XCTAssertTrue(reached, "the request reached the server before the cancel (else this tests a cancel before sending)")
-        let cancelledAt = Date()
         waiter.cancel()
         let outcome = try await modernBounded(10) { await waiter.value }
         XCTAssertEqual(outcome, "CancellationError")
-        XCTAssertLessThan(Date().timeIntervalSince(cancelledAt), 4)
+        XCTAssertEqual(server.headsSent, 0, "the await ended with the cancel, while the server still held its answer")
         let gone = await modernEventually(5) { manager.tasks.isEmpty }
         XCTAssertTrue(gone, "the session task must complete, cancelled")
     }

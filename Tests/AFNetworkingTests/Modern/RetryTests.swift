@@ -342,9 +342,8 @@ final class RetryPolicyTests: OperationTestCase {
         var policy = fastPolicy()
         policy.maximumDelay = 2
         operation.retryPolicy = policy
-        let started = Date()
+        // No stopwatch: the server's count shows no retry, and the bounded run fails a wait of an hour.
         let outcome = run(operation)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
         XCTAssertEqual(server.requests.count, 1)
         XCTAssertEqual(outcome.error?.domain, AFURLResponseSerializationErrorDomain)
         XCTAssertEqual(outcome.error?.code, NSURLErrorBadServerResponse)
@@ -426,12 +425,59 @@ final class RetryPolicyTests: OperationTestCase {
         var policy = fastPolicy(attempts: 3)
         policy.baseDelay = 0.3
         operation.retryPolicy = policy
+        let recorder = ModernLogRecorder()
+        operation.logger = recorder.logger(level: .debug)
         let started = Date()
         let outcome = run(operation)
         let elapsed = Date().timeIntervalSince(started)
         XCTAssertEqual(outcome.error?.code, NSURLErrorCannotConnectToHost)
-        XCTAssertGreaterThanOrEqual(elapsed, 0.8, "two waits, 0.3 s then 0.6 s, come before the last failure")
+        XCTAssertEqual(outcome.calls, 1, "one failure, after the last attempt")
+        // The evidence of the retries: each attempt is a hop of its own, logged as it is sent.
+        RequestLog.flush()
+        let attempts = recorder.records.filter { $0.level == .debug && $0.message == "GET \(refused.url!.absoluteString)" }
+        XCTAssertEqual(attempts.count, 3, "three attempts, all refused: \(recorder.records)")
+        XCTAssertEqual(Set(attempts.compactMap { $0.metadata["hop"] }).count, 3, "each attempt its own hop: \(attempts)")
+        // Deadline semantics only: a retry timer never fires before its delay, so both waits (0.3 s,
+        // then 0.6 s) come before the last failure; the upper bound is 9 times their sum.
+        XCTAssertGreaterThanOrEqual(elapsed, 0.85, "two waits, 0.3 s then 0.6 s, come before the last failure")
         XCTAssertLessThan(elapsed, 8)
+    }
+
+    func testARetryAfterARefusalReachesAServerThatCameUpMeanwhile() throws {
+        // Server-side evidence: nothing listens when the first attempt is sent, so it is refused;
+        // once the operation is seen waiting to retry, a server comes up on that port, and only a
+        // retry can reach it.
+        let port = Fixtures.freePort()
+        var late = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/late")!)
+        late.timeoutInterval = 10
+        let operation = HTTPRequestOperation(request: late)
+        var policy = fastPolicy(attempts: 3)
+        policy.baseDelay = 1 // the server binds in milliseconds; a second retry (after 2 s more) is allowed too
+        operation.retryPolicy = policy
+        let outcome = Locked(Outcome())
+        let done = expectation(description: "completion")
+        record(operation, into: outcome) { done.fulfill() }
+        let queue = OperationQueue()
+        queue.addOperation(operation)
+        XCTAssertTrue(spin(until: { Self.isWaitingToRetry(operation) || operation.isFinished }, timeout: 10),
+                      "the refused first attempt schedules a retry")
+        XCTAssertFalse(operation.isFinished, "a refusal under a retry policy is not the result")
+        let server = try ScriptedServer(port: port)
+        defer { server.shutdown() }
+        server.respond("/late", body: Data("up now".utf8))
+        wait(for: [done], timeout: 15)
+        XCTAssertNil(outcome.value.error)
+        XCTAssertEqual(outcome.value.calls, 1)
+        XCTAssertEqual(operation.responseString, "up now")
+        XCTAssertEqual(server.requests.map(\.uri), ["/late"], "the retry, and only it, reached the server")
+    }
+
+    /// Whether the operation's machine is waiting to send its request again.
+    private static func isWaitingToRetry(_ operation: URLConnectionOperation) -> Bool {
+        operation.core.withLock { core in
+            if case .waitingToRetry = core.machine.state { return true }
+            return false
+        }
     }
 
     func testPOSTWithA503IsNotRetried() {

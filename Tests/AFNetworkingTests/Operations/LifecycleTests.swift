@@ -1,4 +1,4 @@
-import AFNetworking
+@testable import AFNetworking
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -146,8 +146,11 @@ final class LifecycleTests: OperationTestCase {
         operation.setCompletionBlockWithSuccess({ _, _ in finished.value = true }, failure: { _, _ in finished.value = true })
         let queue = OperationQueue()
         queue.addOperation(operation)
-        Thread.sleep(forTimeInterval: 0.1)
-        XCTAssertTrue(operation.isPaused, "started by its queue while paused: it waits")
+        // The queue has looked at the operation (it asks isReady when it takes one in; a paused
+        // operation is not ready), and the operation waits.
+        XCTAssertTrue(spin { operation.readinessAsked.load(ordering: .relaxed) }, "the queue took the operation in")
+        XCTAssertTrue(operation.isPaused, "held by its queue while paused: it waits")
+        XCTAssertTrue(server.requests.isEmpty, "a paused operation sends nothing")
         operation.resume()
         XCTAssertTrue(spin { finished.value && operation.isFinished })
         XCTAssertNil(operation.error)

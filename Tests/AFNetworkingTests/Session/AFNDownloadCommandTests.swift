@@ -13,7 +13,19 @@ final class AFNDownloadCommandTests: XCTestCase {
         try AFNTool.executable()
     }
 
-    private func run(_ arguments: [String], interruptWhen condition: (() -> Bool)? = nil, timeout: TimeInterval = 60) throws -> Int32 {
+    /// The size of the download file (`AFNetworking-Download-….tmp`) process `pid` holds open, if any.
+    private static func downloadFileBytes(of pid: Int32) -> Int {
+        let fds = "/proc/\(pid)/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []
+        for name in names {
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fds)/\(name)"),
+                  (target as NSString).lastPathComponent.hasPrefix("AFNetworking-Download-") else { continue }
+            return ((try? FileManager.default.attributesOfItem(atPath: target))?[.size] as? Int) ?? 0
+        }
+        return 0
+    }
+
+    private func run(_ arguments: [String], interruptWhen condition: ((Process) -> Bool)? = nil, timeout: TimeInterval = 60) throws -> Int32 {
         let process = Process()
         process.executableURL = try afn()
         process.arguments = arguments
@@ -23,7 +35,7 @@ final class AFNDownloadCommandTests: XCTestCase {
         let deadline = Date().addingTimeInterval(timeout)
         var interrupted = false
         while process.isRunning && Date() < deadline {
-            if !interrupted, let condition, condition() {
+            if !interrupted, let condition, condition(process) {
                 kill(process.processIdentifier, SIGINT)
                 interrupted = true
             }
@@ -45,9 +57,8 @@ final class AFNDownloadCommandTests: XCTestCase {
         }
         let marker = UUID().uuidString
         let url = "\(nginx.httpURL.absoluteString)/slow/4m.bin?run=\(marker)"
-        // Interrupted once nginx has started sending (it logs the request only at the end, so wait a little).
-        let started = Date()
-        let first = try run(["download", url, "-o", output.path], interruptWhen: { Date().timeIntervalSince(started) > 1.5 })
+        // Interrupted mid-body: once the download file it writes holds 256 KiB (of 4 MiB sent at 512 KiB/s).
+        let first = try run(["download", url, "-o", output.path], interruptWhen: { Self.downloadFileBytes(of: $0.processIdentifier) >= 256 * 1024 })
         XCTAssertEqual(first, 130, "interrupted")
         XCTAssertTrue(FileManager.default.fileExists(atPath: resumeFile.path), "resume data saved")
         XCTAssertFalse(FileManager.default.fileExists(atPath: output.path), "nothing at the output until complete")

@@ -34,11 +34,14 @@ final class ScriptedServer: @unchecked Sendable {
     private var routes: [String: Route] = [:]
     private var _requests: [Request] = []
     private var _connections = 0
+    private var _headsSent = 0
 
     private(set) var port = 0
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init() throws {
+    /// Listens on `port`, or on a free one for 0 (a test that first needs the
+    /// port refused brings the server up on it later).
+    init(port: Int = 0) throws {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [weak self] channel in
@@ -48,8 +51,8 @@ final class ScriptedServer: @unchecked Sendable {
                     channel.pipeline.addHandler(RouteHandler(server: self))
                 }
             }
-        channel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()
-        port = channel?.localAddress?.port ?? 0
+        channel = try bootstrap.bind(host: "127.0.0.1", port: port).wait()
+        self.port = channel?.localAddress?.port ?? 0
     }
 
     func shutdown() {
@@ -70,6 +73,13 @@ final class ScriptedServer: @unchecked Sendable {
 
     var requests: [Request] { lock.lock(); defer { lock.unlock() }; return _requests }
     var connectionCount: Int { lock.lock(); defer { lock.unlock() }; return _connections }
+    /// Response heads written so far: a route that waits before its head has not
+    /// answered yet while this stays at 0 (evidence that a client did not wait for it).
+    var headsSent: Int { lock.lock(); defer { lock.unlock() }; return _headsSent }
+
+    fileprivate func noteHeadSent() {
+        lock.lock(); _headsSent += 1; lock.unlock()
+    }
 
     fileprivate func steps(for request: Request) -> [Step] {
         lock.lock()
@@ -115,6 +125,7 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
             var fields = HTTPHeaders(headers)
             if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
             let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: fields)
+            server.noteHeadSent()
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.flush()
             play(rest, context: context, keepAlive: keepAlive)
