@@ -59,6 +59,13 @@ let package = Package(
             dependencies: ["AFNetworking"],
             path: "Tests/Swift6Caller"
         ),
+        // Waits for an operation on the main actor (dispatchMain, top-level
+        // await); MainActorWaiterTests runs it under a time limit.
+        .executableTarget(
+            name: "main-actor-waiter",
+            dependencies: ["AFNetworking"],
+            path: "Tests/MainActorWaiter"
+        ),
         .testTarget(
             name: "AFNetworkingTests",
             dependencies: [

@@ -138,7 +138,7 @@ extension SessionTaskDriver {
         let isFile = kind.isDownload || state.withLock { $0.response.becameDownload }
         let rawFile: URL? = { if case .complete(let file) = download { return file }; return nil }()
         // Parsing happens off the network thread and off the main thread.
-        let parsesOnCompletionQueue = queue !== DispatchQueue.main
+        let parsesOnCompletionQueue = !MainQueueWork.isMain(queue)
         let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
         group.enter()
         workQueue.async { [self] in
