@@ -106,7 +106,12 @@ private struct DownloadRun {
         let destination = self.destination
         let bar = self.bar
         let progress: @Sendable (Progress) -> Void = { bar.update($0.completedUnitCount, of: $0.totalUnitCount) }
-        let moveTo: @Sendable (URL, URLResponse) -> URL = { _, _ in
+        let serializer = manager.responseSerializer
+        // The manager's block, not the task's destination: it can decline the
+        // move (nil), so an error page (which fails the serializer's status
+        // check) never replaces the file at the output; it is deleted instead.
+        manager.setDownloadTaskDidFinishDownloadingBlock { _, task, _ in
+            guard (try? serializer.validate(task.response as? HTTPURLResponse, data: nil)) != nil else { return nil }
             // The finished file replaces an older file, never a directory (removeItem would
             // delete it with everything in it): one made since `validate()` makes the move fail.
             var isDirectory: ObjCBool = false
@@ -125,8 +130,8 @@ private struct DownloadRun {
             done.signal()
         }
         let task = resumeData.map {
-            manager.downloadTask(withResumeData: $0, progress: progress, destination: moveTo, completionHandler: completion)
-        } ?? manager.downloadTask(with: request, progress: progress, destination: moveTo, completionHandler: completion)
+            manager.downloadTask(withResumeData: $0, progress: progress, destination: nil, completionHandler: completion)
+        } ?? manager.downloadTask(with: request, progress: progress, destination: nil, completionHandler: completion)
 
         // Ctrl-C / SIGTERM: cancel, keeping what arrived as resume data.
         var sources: [DispatchSourceSignal] = []

@@ -245,7 +245,7 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
                            progress: (@Sendable (Progress) -> Void)?,
                            destination: (@Sendable (URL, URLResponse) -> URL)?,
                            completionHandler: (@Sendable (URLResponse, URL?, Error?) -> Void)?) -> URLSessionDownloadTask {
-        factory.makeDownloadTask(.request(request), destination: destination,
+        factory.makeDownloadTask(.request(request), destination: SessionTaskDriver.destination(destination),
                                  completion: completionHandler.map { .download($0) } ?? .none, progress: progress)
     }
 
@@ -256,7 +256,7 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
                            progress: (@Sendable (Progress) -> Void)?,
                            destination: (@Sendable (URL, URLResponse) -> URL)?,
                            completionHandler: (@Sendable (URLResponse, URL?, Error?) -> Void)?) -> URLSessionDownloadTask {
-        factory.makeDownloadTask(.resumeData(resumeData), destination: destination,
+        factory.makeDownloadTask(.resumeData(resumeData), destination: SessionTaskDriver.destination(destination),
                                  completion: completionHandler.map { .download($0) } ?? .none, progress: progress)
     }
 

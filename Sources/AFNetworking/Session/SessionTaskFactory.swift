@@ -67,7 +67,7 @@ struct SessionTaskFactory {
                     expectedToSend: expected) { SessionUploadTask(driver: $0, identifier: $1) }
     }
 
-    func makeDownloadTask(_ source: DownloadSource, destination: (@Sendable (URL, URLResponse) -> URL)?,
+    func makeDownloadTask(_ source: DownloadSource, destination: SessionTaskDriver.Destination?,
                           completion: SessionTaskCompletion, progress block: ProgressBlock? = nil) -> URLSessionDownloadTask {
         let progress = TaskProgress(reported: .download, uploadBlock: nil, downloadBlock: block)
         let kind: SessionTaskKind.DownloadStart
@@ -93,7 +93,7 @@ struct SessionTaskFactory {
 
     private func make<Task: URLSessionTask & ManagedSessionTask>(
         _ kind: SessionTaskKind, request: URLRequest, completion: SessionTaskCompletion, progress: TaskProgress,
-        destination: (@Sendable (URL, URLResponse) -> URL)?, expectedToSend: Int64,
+        destination: SessionTaskDriver.Destination?, expectedToSend: Int64,
         build: (SessionTaskDriver, Int) -> Task
     ) -> Task {
         let identifier = TaskIdentifiers.next()
