@@ -380,9 +380,8 @@ extension TransferAdapter {
             core.machine.outputFinished(outcome)
             return core.timings
         }
-        if let logger = activityLogger {
-            RequestLog.finished(outcome, metrics: timings.map { TransferMetrics($0, redirects: outcome.redirects) }, to: logger)
-        }
+        // Built only when someone logs (the request's logger, or a started instance's).
+        RequestLog.finished(outcome, metrics: timings.map { TransferMetrics($0, redirects: outcome.redirects) }, to: activityLogger)
         runCompletion(outcome)
     }
 }
