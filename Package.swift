@@ -44,6 +44,8 @@ let package = Package(
             name: "afn",
             dependencies: [
                 "AFNetworking",
+                // Package-level access to the heads as received (afn -i/-v).
+                "AFNetworkingTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

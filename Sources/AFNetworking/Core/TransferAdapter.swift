@@ -194,6 +194,7 @@ extension TransferAdapter {
             return nil
         }
         let delay = wait.retryAfter ?? (policy?.jittered(wait.backoff) ?? wait.backoff)
+        RequestLog.retrying(after: delay, serverAsked: wait.retryAfter != nil, to: activityLogger)
         let timer = Deadlines.shared.add(at: .now() + delay) { [weak self] in
             self?.handle { $0.machine.retryDue(token: wait.token) }
         }

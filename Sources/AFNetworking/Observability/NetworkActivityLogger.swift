@@ -67,7 +67,7 @@ public final class NetworkActivityLogger: Sendable {
 /// where it happens and handed to the logger on one serial queue of its own:
 /// some of those points are on the network thread, and a `LogHandler` is the
 /// caller's code (it may write to a file or a socket). Order is kept.
-enum RequestLog {
+package enum RequestLog {
     static let redactedFields: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 
     private static let queue = DispatchQueue(label: "AFNetworking.log")
@@ -76,8 +76,17 @@ enum RequestLog {
         queue.async { write(logger) }
     }
 
-    /// Waits until every record handed over so far has been written (tests).
-    static func flush() { queue.sync {} }
+    /// Waits until every record handed over so far has been written (tests,
+    /// and `afn -v` before it prints the end of the exchange).
+    package static func flush() { queue.sync {} }
+
+    /// A failed attempt is sent again after `delay` (the retry policy's backoff, or the server's Retry-After).
+    static func retrying(after delay: TimeInterval, serverAsked: Bool, to primary: Logger?) {
+        let loggers = NetworkActivityLogger.destinations(primary)
+        guard !loggers.isEmpty else { return }
+        let line = String(format: "retry in %.1f s", delay) + (serverAsked ? " (Retry-After)" : "")
+        for logger in loggers { emit(logger) { $0.debug("\(line)") } }
+    }
 
     static func sending(_ request: URLRequest, hop: UInt64, to primary: Logger?) {
         let loggers = NetworkActivityLogger.destinations(primary)
