@@ -187,6 +187,36 @@ final class PartialDownloadFileTests: SessionTransferTestCase {
         XCTAssertEqual(mode(target), 0o666 & ~FileModes.currentUmask, "as open(2) with 0666 makes a new file (curl -o)")
     }
 
+    func testARestartProofDownloadIsPrivateWhilePartialAndThenGetsTheModeANewFileGets() throws {
+        let body = uniqueBody(300_000)
+        let requests = Locked(0)
+        // The first request stalls after 100,000 bytes; the one after the pause gets the whole body.
+        server.route("/restart-proof") { _ in
+            let head = ScriptedServer.Step.head(status: 200, headers: [("ETag", "\"r1\""), ("Content-Length", "\(body.count)")])
+            if requests.increment() > 1 { return [head, .body(body), .end] }
+            return [head, .body(body.subdata(in: 0..<100_000)), .wait(10), .body(body.subdata(in: 100_000..<body.count)), .end]
+        }
+        let target = temporaryURL("restart-proof")
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: target.path + ".partial.json") }
+        // umask 002 (a shared-group setup): a new file is 0664, which 0644 or 0600 would not be.
+        let previous = umask(0o002)
+        defer { umask(previous) }
+        let operation = try HTTPRequestOperation(request: request("/restart-proof"), resumingDownloadTo: target)
+        let outcome = Locked(Outcome())
+        let done = expectation(description: "restart-proof download")
+        record(operation, into: outcome) { done.fulfill() }
+        operation.start()
+        let partial = URL(fileURLWithPath: target.path + ".partial")
+        XCTAssertTrue(eventually(timeout: 10) { (self.fileSize(partial) ?? 0) >= 100_000 }, "the partial file filled")
+        operation.pause()
+        XCTAssertEqual(mode(partial), 0o600, "private while partial")
+        operation.resume()
+        wait(for: [done], timeout: 30)
+        XCTAssertNil(outcome.value.error)
+        XCTAssertEqual(try? Data(contentsOf: target), body)
+        XCTAssertEqual(mode(target), 0o664, "0666 less the umask, as curl -o makes it")
+    }
+
     // MARK: Sweep
 
     func testTheSweepRemovesOnlyAbandonedFilesOfThisPackage() throws {
