@@ -14,6 +14,8 @@ struct Download: ParsableCommand {
         abstract: "Download a URL to a file; an interrupted download continues on the next run.",
         discussion: """
             Ctrl-C saves resume data in <output>.afnresume; the progress bar of the next run starts where it stopped. \
+            A run killed outright (SIGKILL) saves none and starts over; its partial file in the temporary directory \
+            is removed by a later download once untouched for 24 hours. \
             Exit status: 0 done, 130 interrupted (resume data saved), 1 for an HTTP error status or another failure, \
             otherwise the transport error's status as listed by 'afn --help' (6, 7, 28, 35, 56, 58, 60, ...).
             """
