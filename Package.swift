@@ -50,6 +50,8 @@ let package = Package(
             name: "afn",
             dependencies: [
                 "AFNetworking",
+                // Package-level access to the heads as received (afn -i/-v).
+                "AFNetworkingTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -64,6 +66,13 @@ let package = Package(
             name: "swift6-caller",
             dependencies: ["AFNetworking"],
             path: "Tests/Swift6Caller"
+        ),
+        // Waits for an operation on the main actor (dispatchMain, top-level
+        // await); MainActorWaiterTests runs it under a time limit.
+        .executableTarget(
+            name: "main-actor-waiter",
+            dependencies: ["AFNetworking"],
+            path: "Tests/MainActorWaiter"
         ),
         .testTarget(
             name: "AFNetworkingTests",

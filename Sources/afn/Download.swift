@@ -14,6 +14,8 @@ struct Download: ParsableCommand {
         abstract: "Download a URL to a file; an interrupted download continues on the next run.",
         discussion: """
             Ctrl-C saves resume data in <output>.afnresume; the progress bar of the next run starts where it stopped. \
+            A run killed outright (SIGKILL) saves none and starts over; its partial file in the temporary directory \
+            is removed by a later download once untouched for 24 hours. \
             Exit status: 0 done, 130 interrupted (resume data saved), 1 for an HTTP error status or another failure, \
             otherwise the transport error's status as listed by 'afn --help' (6, 7, 28, 35, 56, 58, 60, ...).
             """
@@ -106,7 +108,12 @@ private struct DownloadRun {
         let destination = self.destination
         let bar = self.bar
         let progress: @Sendable (Progress) -> Void = { bar.update($0.completedUnitCount, of: $0.totalUnitCount) }
-        let moveTo: @Sendable (URL, URLResponse) -> URL = { _, _ in
+        let serializer = manager.responseSerializer
+        // The manager's block, not the task's destination: it can decline the
+        // move (nil), so an error page (which fails the serializer's status
+        // check) never replaces the file at the output; it is deleted instead.
+        manager.setDownloadTaskDidFinishDownloadingBlock { _, task, _ in
+            guard (try? serializer.validate(task.response as? HTTPURLResponse, data: nil)) != nil else { return nil }
             // The finished file replaces an older file, never a directory (removeItem would
             // delete it with everything in it): one made since `validate()` makes the move fail.
             var isDirectory: ObjCBool = false
@@ -125,8 +132,8 @@ private struct DownloadRun {
             done.signal()
         }
         let task = resumeData.map {
-            manager.downloadTask(withResumeData: $0, progress: progress, destination: moveTo, completionHandler: completion)
-        } ?? manager.downloadTask(with: request, progress: progress, destination: moveTo, completionHandler: completion)
+            manager.downloadTask(withResumeData: $0, progress: progress, destination: nil, completionHandler: completion)
+        } ?? manager.downloadTask(with: request, progress: progress, destination: nil, completionHandler: completion)
 
         // Ctrl-C / SIGTERM: cancel, keeping what arrived as resume data.
         var sources: [DispatchSourceSignal] = []

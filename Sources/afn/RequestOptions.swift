@@ -26,6 +26,12 @@ struct RequestOptions: ParsableArguments {
     @Option(name: .customLong("max-redirs"), help: "Follow at most N redirects (0: follow none, the 3xx is the response); one more exits 47.")
     var maxRedirs: Int?
 
+    @Flag(name: .customLong("no-cache"), help: ArgumentHelp(
+        "Neither use nor fill the response cache.",
+        discussion: "get, post and put keep responses as HTTP allows in ~/.cache/org.swift.foundation.URLCache/afn "
+            + "($XDG_CACHE_HOME instead of ~/.cache when set), and revalidate them (If-None-Match / If-Modified-Since, a 304 answer)."))
+    var noCache = false
+
     mutating func validate() throws {
         for line in header { _ = try Self.parse(header: line) }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
@@ -61,6 +67,8 @@ struct RequestOptions: ParsableArguments {
     /// with `-u`, a Basic `Authorization` unless `-H` set one.
     func apply(to request: inout URLRequest) {
         request.timeoutInterval = timeout
+        // --no-cache: neither an answer from the cache nor a conditional request.
+        if noCache { request.cachePolicy = .reloadIgnoringLocalCacheData }
         for line in header {
             guard let field = try? Self.parse(header: line) else { continue }
             request.setValue(field.value, forHTTPHeaderField: field.name)
@@ -80,6 +88,8 @@ struct RequestOptions: ParsableArguments {
         }
         if let maxTime { operation.timeoutIntervalForResource = maxTime }
         operation.retryPolicy = retryPolicy
+        // --no-cache: and nothing stored.
+        if noCache { operation.setCacheResponseBlock { _, _ in nil } }
         guard let maxRedirs else { return nil }
         let limit = RedirectLimit(maximum: maxRedirs)
         operation.setRedirectResponseBlock { _, proposed, _ in limit.follow(proposed) }

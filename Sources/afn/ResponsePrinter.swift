@@ -1,4 +1,5 @@
 import AFNetworking
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -29,8 +30,9 @@ struct ResponsePrinter {
         if options.json {
             Console.outLine(JSONText.line(jsonObject(exchange, exit: exit)))
         } else {
-            if options.include, let response = exchange.response {
-                Console.out(Data((StatusAndHeaders.lines(response, httpVersion: exchange.httpVersion).joined(separator: "\n") + "\n\n").utf8))
+            if options.include {
+                // Each head as curl prints several: its lines, then a blank line.
+                for head in StatusAndHeaders.heads(exchange) { Console.out(Data((head.joined(separator: "\n") + "\n\n").utf8)) }
             }
             if !httpFailure, let body = exchange.body { Console.out(body) }
         }
@@ -79,8 +81,25 @@ struct ResponsePrinter {
 
 /// The status line and header fields of a response, as `-i` and `-v` print them.
 enum StatusAndHeaders {
-    /// `HTTP/1.1 200 OK` (no reason phrase for HTTP/2), then `Name: value`
-    /// lines sorted by name.
+    /// A head as it arrived: the server's status line (its reason phrase,
+    /// not a table's) and its fields in order, in their case.
+    static func lines(received head: ReceivedResponse) -> [String] {
+        [head.statusLine] + head.fields.map { "\($0.name): \($0.value)" }
+    }
+
+    /// The heads `-i` prints: the final one as received; for a revalidated
+    /// cached answer the server's 304 and then the stored head whose body
+    /// follows; for the cache alone, the stored head.
+    static func heads(_ exchange: Exchange) -> [[String]] {
+        if let head = exchange.receivedHead { return [lines(received: head)] }
+        guard let response = exchange.response else { return [] }
+        let stored = lines(response, httpVersion: exchange.httpVersion)
+        if let confirmation = exchange.revalidationHead { return [lines(received: confirmation), stored] }
+        return [stored]
+    }
+
+    /// A stored (cached) response, which keeps no status line: `HTTP/1.1 200 OK`
+    /// (no reason phrase for HTTP/2), then `Name: value` lines sorted by name.
     static func lines(_ response: HTTPURLResponse, httpVersion: String) -> [String] {
         var status = "\(httpVersion) \(response.statusCode)"
         if httpVersion.hasPrefix("HTTP/1") {

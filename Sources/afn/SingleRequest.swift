@@ -1,4 +1,5 @@
 import AFNetworking
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -46,6 +47,7 @@ struct SingleRequest {
         let trace = output.verbose ? VerboseTrace() : nil
         trace?.attach(to: operation)
         trace?.sending(operation.request)
+        if let trace { operation.logger = trace.logger }
         var bar: ProgressBar?
         if let path = output.output, !output.json {
             let name = URL(fileURLWithPath: path).lastPathComponent
@@ -56,6 +58,8 @@ struct SingleRequest {
         operation.start()
         operation.waitUntilFinished()
         bar?.finish()
+        // The cache writes behind the requests: make them before the process ends.
+        CacheIndex.finishWrites(to: URLCache.shared)
 
         if let redirectLimit, redirectLimit.exceeded, operation.error == nil {
             throw ToolFailure(status: ExitStatus.tooManyRedirects, message: "maximum (\(redirectLimit.maximum)) redirects followed")
@@ -97,6 +101,10 @@ struct Exchange {
     /// The transport error (the status is judged separately).
     let error: Error?
     let metrics: TransferMetrics?
+    /// The final head as it arrived (nil for an answer from the cache).
+    let receivedHead: ReceivedResponse?
+    /// The 304 that confirmed the cached answer, if one did.
+    let revalidationHead: ReceivedResponse?
 
     init(_ operation: HTTPRequestOperation, bodyInFile: Bool) {
         response = operation.response
@@ -104,6 +112,8 @@ struct Exchange {
         body = bodyInFile ? nil : operation.responseData
         error = operation.error
         metrics = operation.metrics
+        receivedHead = operation.receivedHead
+        revalidationHead = operation.revalidationHead
     }
 
     /// "HTTP/1.1", "HTTP/2": from the metrics, HTTP/1.1 when they do not say.

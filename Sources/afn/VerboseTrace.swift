@@ -1,28 +1,33 @@
 import AFNetworking
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Logging
 
 /// `-v`: the exchange as it happens, on stderr, curl-style: `>` for what is
 /// sent, `<` for what arrives, `*` for the rest (redirects, challenges,
-/// metrics, errors). Credentials and cookies are not shown.
+/// retries, the cache, metrics, errors). Each request line and its header
+/// fields are those actually sent on each hop (a retry, a redirect, the
+/// cache's conditional request with `If-None-Match` / `If-Modified-Since`),
+/// read from the library's activity log at trace level; credentials and
+/// cookies are shown as `<redacted>`.
 final class VerboseTrace: Sendable {
-    private static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    /// The operation's logger: hop request lines, their fields and retries go to stderr.
+    var logger: Logger {
+        var logger = Logger(label: "afn.verbose") { _ in VerboseLogHandler() }
+        logger.logLevel = .trace
+        return logger
+    }
 
-    /// The request line, its headers and the body's size.
+    /// The body's size, before the first hop (the log does not show bodies).
     func sending(_ request: URLRequest) {
-        var lines = ["> \(request.httpMethod ?? "GET") \(request.url?.absoluteString ?? "?")"]
-        let headers = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key.lowercased() < $1.key.lowercased() }
-        for (name, value) in headers {
-            lines.append("> \(name): \(Self.secretHeaders.contains(name.lowercased()) ? "[hidden]" : value)")
-        }
         if let body = request.httpBody {
-            lines.append("> [body: \(body.count) bytes]")
+            emit(["* request body: \(body.count) bytes"])
         } else if request.httpBodyStream != nil {
-            lines.append("> [body: a stream of \(request.value(forHTTPHeaderField: "Content-Length") ?? "unknown") bytes]")
+            emit(["* request body: a stream of \(request.value(forHTTPHeaderField: "Content-Length") ?? "unknown") bytes"])
         }
-        emit(lines)
     }
 
     /// Reports each redirect and authentication challenge of `operation`,
@@ -32,7 +37,6 @@ final class VerboseTrace: Sendable {
             if let response = response as? HTTPURLResponse {
                 self.emit(["< \(response.statusCode) redirect",
                            "* following the redirect to \(proposed.url?.absoluteString ?? "?")"])
-                self.sending(proposed)
             }
             return proposed
         }
@@ -46,11 +50,23 @@ final class VerboseTrace: Sendable {
         }
     }
 
-    /// The final response head, the metrics and the error, if any.
+    /// The final response head (as received; for the cache's answer, the
+    /// 304 that confirmed it and then the stored head), the metrics and the
+    /// error, if any.
     func finished(_ exchange: Exchange) {
+        // What the log queue still holds (the last hop's lines) comes first.
+        RequestLog.flush()
         var lines: [String] = []
-        if let response = exchange.response {
-            lines += StatusAndHeaders.lines(response, httpVersion: exchange.httpVersion).map { "< " + $0 }
+        if let head = exchange.receivedHead {
+            lines += StatusAndHeaders.lines(received: head).map { "< " + $0 }
+        } else if let response = exchange.response {
+            if let confirmation = exchange.revalidationHead {
+                lines += StatusAndHeaders.lines(received: confirmation).map { "< " + $0 }
+                lines.append("* the server confirmed the cached response; it is the answer:")
+            } else {
+                lines.append("* answered from the cache, nothing sent:")
+            }
+            lines += StatusAndHeaders.lines(response, httpVersion: exchange.httpVersion).map { "* " + $0 }
         }
         if let metrics = exchange.metrics {
             lines += metrics.traceLines
@@ -77,5 +93,34 @@ extension TransferMetrics {
             "* \(httpVersion) to \(remoteAddress ?? "an unknown address"), \(reusedConnection ? "reused" : "new") connection, "
                 + "\(redirectCount) redirect(s), \(bytesSent) bytes sent, \(bytesReceived) bytes received",
         ]
+    }
+}
+
+/// Writes the library's trace-level activity records that describe what is
+/// sent — `GET <url>` per hop, `> Name: value` per field, `retry in …` — to
+/// stderr in `-v`'s format; the rest (`-v` prints heads itself) is dropped.
+struct VerboseLogHandler: LogHandler {
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let text = event.message.description
+        let written: String?
+        switch event.level {
+        case .trace where text.hasPrefix("> "):
+            written = text
+        case .debug where event.metadata?["hop"] != nil:
+            written = "> " + text
+        case .debug where text.hasPrefix("retry in "):
+            written = "* " + text
+        default:
+            written = nil
+        }
+        if let written { Console.err(written + "\n") }
     }
 }

@@ -36,7 +36,7 @@ import FoundationNetworking
 /// `URLCache`'s own API, adds or removes after the index first looked at a
 /// URL. `CacheIndex.forget(_:)` (used by `URLCache`-level resets the library
 /// makes) drops what an index knows.
-final class CacheIndex: Sendable {
+package final class CacheIndex: Sendable {
     /// An entry as the index keeps it.
     struct Entry: @unchecked Sendable {
         // @unchecked: CachedURLResponse and its response are immutable once stored.
@@ -82,6 +82,13 @@ final class CacheIndex: Sendable {
     private static let indexes = LockedState<[CacheIndex]>([])
 
     /// The index of `cache` (the last few caches used keep theirs).
+    /// Waits until the writes to `cache` queued so far are made: a short-lived
+    /// process (afn) calls it before exiting, or its responses never reach
+    /// the disk and the next run finds nothing to revalidate.
+    package static func finishWrites(to cache: URLCache) {
+        index(for: cache).writeBehind.finish()
+    }
+
     static func index(for cache: URLCache) -> CacheIndex {
         indexes.withLock { indexes in
             if let index = indexes.first(where: { $0.cache === cache }) { return index }
@@ -231,6 +238,9 @@ private final class WriteBehind: Sendable {
     private let pending = LockedState<[String: Change]>([:])
 
     init(cache: URLCache) { self.cache = cache }
+
+    /// Returns once every change queued before the call is made.
+    func finish() { queue.sync {} }
 
     func store(_ cached: CachedURLResponse, for request: URLRequest, key: String, landed: @escaping @Sendable () -> Void) {
         enqueue(.store(cached, request, landed), key: key)

@@ -200,6 +200,7 @@ extension TransferAdapter {
             return nil
         }
         let delay = wait.retryAfter ?? (policy?.jittered(wait.backoff) ?? wait.backoff)
+        RequestLog.retrying(after: delay, serverAsked: wait.retryAfter != nil, to: activityLogger)
         let timer = Deadlines.shared.add(at: .now() + delay) { [weak self] in
             self?.handle { $0.machine.retryDue(token: wait.token) }
         }
@@ -399,9 +400,8 @@ extension TransferAdapter {
             core.machine.outputFinished(outcome)
             return core.timings
         }
-        if let logger = activityLogger {
-            RequestLog.finished(outcome, metrics: timings.map { TransferMetrics($0, redirects: outcome.redirects) }, to: logger)
-        }
+        // Built only when someone logs (the request's logger, or a started instance's).
+        RequestLog.finished(outcome, metrics: timings.map { TransferMetrics($0, redirects: outcome.redirects) }, to: activityLogger)
         runCompletion(outcome)
     }
 }

@@ -261,7 +261,8 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     /// Managers archive securely, as in 2.7.
     public static var supportsSecureCoding: Bool { true }
 
-    /// Restores the base URL, serializers and security policy.
+    /// Restores the base URL, serializers, security policy, retry policy and
+    /// `timeoutIntervalForResource` (not `clientCertificate` or `logger`: see `encode(with:)`).
     public required init?(coder: NSCoder) {
         let archive = ManagerArchive(decodingFrom: coder)
         baseURL = BaseURL.normalized(archive.baseURL)
@@ -269,20 +270,36 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         if let serializer = archive.requestSerializer { requestSerializer = serializer }
         if let serializer = archive.responseSerializer { responseSerializer = serializer }
         if let policy = archive.securityPolicy { securityPolicy = policy }
+        retryPolicy = archive.retryPolicy
+        if let timeout = archive.timeoutIntervalForResource { timeoutIntervalForResource = timeout }
     }
 
-    /// Archives the base URL, serializers and security policy.
+    /// Archives the base URL, serializers, security policy, retry policy and
+    /// `timeoutIntervalForResource`. Never `clientCertificate` (its private
+    /// key is not written into an archive) or `logger` (a handler of this process).
     open func encode(with coder: NSCoder) {
-        ManagerArchive(baseURL: baseURL, requestSerializer: requestSerializer, responseSerializer: responseSerializer,
-                       securityPolicy: securityPolicy).encode(to: coder)
+        var archive = ManagerArchive(baseURL: baseURL, requestSerializer: requestSerializer, responseSerializer: responseSerializer,
+                                     securityPolicy: securityPolicy)
+        archive.retryPolicy = retryPolicy
+        archive.timeoutIntervalForResource = timeoutIntervalForResource
+        archive.encode(to: coder)
     }
 
-    /// A manager with the same base URL and copies of the serializers and policy.
+    /// A manager with the same base URL, copies of the serializers and
+    /// policy, and the same client certificate, `timeoutIntervalForResource`,
+    /// retry policy and logger (what its operations are given).
     open func copy(with zone: NSZone? = nil) -> Any {
         let copy = type(of: self).init(baseURL: baseURL)
         if let serializer = requestSerializer.copy() as? HTTPRequestSerializer { copy.requestSerializer = serializer }
         if let serializer = responseSerializer.copy() as? HTTPResponseSerializer { copy.responseSerializer = serializer }
         if let policy = securityPolicy.copy() as? SecurityPolicy { copy.securityPolicy = policy }
+        let mine = state.withLock { $0 }
+        copy.state.withLock { theirs in
+            theirs.clientCertificate = mine.clientCertificate
+            theirs.timeoutIntervalForResource = mine.timeoutIntervalForResource
+            theirs.retryPolicy = mine.retryPolicy
+            theirs.logger = mine.logger
+        }
         return copy
     }
 }

@@ -191,13 +191,14 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
 
     // MARK: - NSSecureCoding, NSCopying
 
-    /// Restores the base URL, configuration, serializers and security policy.
+    /// Restores the base URL, configuration, serializers, security policy and retry policy.
     public required convenience init?(coder: NSCoder) {
         let archive = ManagerArchive(decodingFrom: coder)
         self.init(baseURL: archive.baseURL, sessionConfiguration: SessionConfigurationCoding.decode(from: coder))
         if let serializer = archive.requestSerializer { requestSerializer = serializer }
         if let serializer = archive.responseSerializer { responseSerializer = serializer }
         if let policy = archive.securityPolicy { securityPolicy = policy }
+        retryPolicy = archive.retryPolicy
     }
 
     /// Archives the configuration, base URL, serializers and security policy.

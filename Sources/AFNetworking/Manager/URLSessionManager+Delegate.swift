@@ -60,6 +60,8 @@ extension URLSessionManager {
         guard let destination else { return }
         do {
             try FileManager.default.moveItem(at: location, to: destination)
+            // The temporary file was private (0600); at the destination it is the caller's file (see FileModes).
+            FileModes.makeFinished(destination.path)
             driver.recordMove(to: destination, from: location, error: nil)
             NotificationCenter.default.post(name: .AFURLSessionDownloadTaskDidMoveFileSuccessfully, object: downloadTask)
         } catch {

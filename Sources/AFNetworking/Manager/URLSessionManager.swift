@@ -245,7 +245,7 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
                            progress: (@Sendable (Progress) -> Void)?,
                            destination: (@Sendable (URL, URLResponse) -> URL)?,
                            completionHandler: (@Sendable (URLResponse, URL?, Error?) -> Void)?) -> URLSessionDownloadTask {
-        factory.makeDownloadTask(.request(request), destination: destination,
+        factory.makeDownloadTask(.request(request), destination: SessionTaskDriver.destination(destination),
                                  completion: completionHandler.map { .download($0) } ?? .none, progress: progress)
     }
 
@@ -256,7 +256,7 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
                            progress: (@Sendable (Progress) -> Void)?,
                            destination: (@Sendable (URL, URLResponse) -> URL)?,
                            completionHandler: (@Sendable (URLResponse, URL?, Error?) -> Void)?) -> URLSessionDownloadTask {
-        factory.makeDownloadTask(.resumeData(resumeData), destination: destination,
+        factory.makeDownloadTask(.resumeData(resumeData), destination: SessionTaskDriver.destination(destination),
                                  completion: completionHandler.map { .download($0) } ?? .none, progress: progress)
     }
 
@@ -392,23 +392,33 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
     /// Managers archive securely, as in 2.7.
     public static var supportsSecureCoding: Bool { true }
 
-    /// Restores a manager from its configuration's archived fields.
+    /// Restores a manager from its configuration's archived fields and its retry policy.
     public required convenience init?(coder: NSCoder) {
         self.init(sessionConfiguration: SessionConfigurationCoding.decode(from: coder))
+        retryPolicy = RetryPolicyCoding.decode(from: coder)
     }
 
-    /// Archives the configuration's scalar fields (storages are not archived).
+    /// Archives the configuration's scalar fields (storages are not archived;
+    /// `timeoutIntervalForResource` is one of them) and the retry policy.
+    /// Never `clientCertificate` (its private key is not written into an
+    /// archive) or `logger` (a handler of this process).
     open func encode(with coder: NSCoder) {
         SessionConfigurationCoding.encode(sessionConfiguration, to: coder)
+        if let retryPolicy { RetryPolicyCoding.encode(retryPolicy, to: coder) }
     }
 
     /// A new manager of the same class for the same configuration (new
-    /// session; copies of the response serializer and security policy; none
-    /// of the blocks, no tasks).
+    /// session; copies of the response serializer and security policy; the
+    /// same client certificate, retry policy and logger; none of the blocks,
+    /// no tasks).
     open func copy(with zone: NSZone? = nil) -> Any {
         let copy = Swift.type(of: self).init(sessionConfiguration: sessionConfiguration)
         if let serializer = responseSerializer.copy() as? HTTPResponseSerializer { copy.responseSerializer = serializer }
         if let policy = securityPolicy.copy() as? SecurityPolicy { copy.securityPolicy = policy }
+        let mine = state.withLock { ($0.clientCertificate, $0.retryPolicy, $0.logger) }
+        copy.state.withLock { theirs in
+            (theirs.clientCertificate, theirs.retryPolicy, theirs.logger) = mine
+        }
         return copy
     }
 

@@ -10,6 +10,11 @@ import Logging
 /// `Logger` is set, here for the whole process or on an operation or manager
 /// (`logger`) for its requests.
 ///
+/// Each event goes to the operation's or task's `logger`, else to
+/// `shared`'s; and besides, to every other instance between its
+/// `startLogging()` and `stopLogging()` (a second destination: a test, an
+/// audit log), whatever logger the request has.
+///
 /// Levels: `debug` for each request sent (and its redirect and challenge
 /// hops), `info` for a finished request (status, bytes, duration, metrics),
 /// `error` for a failed one, `trace` for request header fields. The values
@@ -23,13 +28,37 @@ public final class NetworkActivityLogger: Sendable {
 
     private let current = LockedState<Logger?>(nil)
 
-    /// A logger of its own (for tests, or a second destination).
+    /// Instances between `startLogging()` and `stopLogging()` (held until stopped).
+    private static let started = LockedState<[ObjectIdentifier: NetworkActivityLogger]>([:])
+
+    /// A logger of its own (a second destination, or for tests): it receives
+    /// every request's records from `startLogging()` on.
     public init() {}
 
     /// Where records go; nil (the default) logs nothing.
     public var logger: Logger? {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
+    }
+
+    /// From now on, every operation's and task's records also go to this
+    /// instance's `logger` (2.x's `-[AFNetworkActivityLogger startLogging]`).
+    /// `shared` is consulted without it; starting it changes nothing.
+    public func startLogging() {
+        guard self !== NetworkActivityLogger.shared else { return }
+        NetworkActivityLogger.started.withLock { $0[ObjectIdentifier(self)] = self }
+    }
+
+    /// Stops what `startLogging()` started (records already handed over are still written).
+    public func stopLogging() {
+        NetworkActivityLogger.started.withLock { $0[ObjectIdentifier(self)] = nil }
+    }
+
+    /// The loggers an event goes to: the request's own (or the shared one),
+    /// then those of the started instances.
+    static func destinations(_ primary: Logger?) -> [Logger] {
+        let instances = started.withLock { Array($0.values) }
+        return (primary.map { [$0] } ?? []) + instances.compactMap(\.logger)
     }
 }
 
@@ -38,7 +67,7 @@ public final class NetworkActivityLogger: Sendable {
 /// where it happens and handed to the logger on one serial queue of its own:
 /// some of those points are on the network thread, and a `LogHandler` is the
 /// caller's code (it may write to a file or a socket). Order is kept.
-enum RequestLog {
+package enum RequestLog {
     static let redactedFields: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 
     private static let queue = DispatchQueue(label: "AFNetworking.log")
@@ -47,52 +76,69 @@ enum RequestLog {
         queue.async { write(logger) }
     }
 
-    /// Waits until every record handed over so far has been written (tests).
-    static func flush() { queue.sync {} }
+    /// Waits until every record handed over so far has been written (tests,
+    /// and `afn -v` before it prints the end of the exchange).
+    package static func flush() { queue.sync {} }
 
-    static func sending(_ request: URLRequest, hop: UInt64, to logger: Logger?) {
-        guard let logger else { return }
+    /// A failed attempt is sent again after `delay` (the retry policy's backoff, or the server's Retry-After).
+    static func retrying(after delay: TimeInterval, serverAsked: Bool, to primary: Logger?) {
+        let loggers = NetworkActivityLogger.destinations(primary)
+        guard !loggers.isEmpty else { return }
+        let line = String(format: "retry in %.1f s", delay) + (serverAsked ? " (Retry-After)" : "")
+        for logger in loggers { emit(logger) { $0.debug("\(line)") } }
+    }
+
+    static func sending(_ request: URLRequest, hop: UInt64, to primary: Logger?) {
+        let loggers = NetworkActivityLogger.destinations(primary)
+        guard !loggers.isEmpty else { return }
         let line = "\(request.httpMethod ?? "GET") \(loggable(request.url))"
-        let fields = logger.logLevel <= .trace
+        let fields = loggers.contains(where: { $0.logLevel <= .trace })
             ? (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }).map { "> \($0.key): \(redacted($0.key, $0.value))" }
             : []
-        emit(logger) { logger in
-            logger.debug("\(line)", metadata: ["hop": "\(hop)"])
-            for field in fields { logger.trace("\(field)") }
+        for logger in loggers {
+            emit(logger) { logger in
+                logger.debug("\(line)", metadata: ["hop": "\(hop)"])
+                for field in fields { logger.trace("\(field)") }
+            }
         }
     }
 
-    static func redirect(_ question: TransferStateMachine.RedirectQuestion, to logger: Logger?) {
-        guard let logger else { return }
+    static func redirect(_ question: TransferStateMachine.RedirectQuestion, to primary: Logger?) {
+        let loggers = NetworkActivityLogger.destinations(primary)
+        guard !loggers.isEmpty else { return }
         let line = "redirect \(question.response.statusCode) → \(loggable(question.proposed.url))"
-        emit(logger) { $0.debug("\(line)") }
+        for logger in loggers { emit(logger) { $0.debug("\(line)") } }
     }
 
-    static func challenge(_ question: TransferStateMachine.ChallengeQuestion, to logger: Logger?) {
-        guard let logger else { return }
+    static func challenge(_ question: TransferStateMachine.ChallengeQuestion, to primary: Logger?) {
+        let loggers = NetworkActivityLogger.destinations(primary)
+        guard !loggers.isEmpty else { return }
         let space = question.protectionSpace
         let line = "challenge \(question.response.statusCode) \(space.authenticationMethod) realm \(space.realm ?? "-")"
         let failures = question.previousFailureCount
-        emit(logger) { $0.debug("\(line)", metadata: ["previousFailures": "\(failures)"]) }
+        for logger in loggers { emit(logger) { $0.debug("\(line)", metadata: ["previousFailures": "\(failures)"]) } }
     }
 
-    static func finished(_ outcome: TransferStateMachine.Outcome, metrics: TransferMetrics?, to logger: Logger?) {
-        guard let logger else { return }
+    static func finished(_ outcome: TransferStateMachine.Outcome, metrics measured: @autoclosure () -> TransferMetrics?,
+                         to primary: Logger?) {
+        let loggers = NetworkActivityLogger.destinations(primary)
+        guard !loggers.isEmpty else { return }
         let request = outcome.finalRequest ?? outcome.originalRequest
         let target = "\(request?.httpMethod ?? "GET") \(loggable(request?.url))"
         var metadata: Logger.Metadata = ["bytes": "\(outcome.entityBytes)"]
+        let metrics = measured()
         if let metrics { metadata["metrics"] = "\(metrics)" }
         if outcome.servedFromCache { metadata["cache"] = "hit" }
         if let error = outcome.error {
             metadata["error"] = "\(error.domain) \(error.code)"
             let line = "\(target) failed: \(error.localizedDescription)"
-            emit(logger) { [metadata] in $0.error("\(line)", metadata: metadata) }
+            for logger in loggers { emit(logger) { [metadata] in $0.error("\(line)", metadata: metadata) } }
             return
         }
         let status = outcome.statusCode.map(String.init) ?? "-"
         let duration = metrics.map { String(format: "%.1f ms", $0.total * 1000) } ?? "-"
         let line = "\(target) \(status) \(outcome.entityBytes) B \(duration)"
-        emit(logger) { [metadata] in $0.info("\(line)", metadata: metadata) }
+        for logger in loggers { emit(logger) { [metadata] in $0.info("\(line)", metadata: metadata) } }
     }
 
     static func redacted(_ name: String, _ value: String) -> String {

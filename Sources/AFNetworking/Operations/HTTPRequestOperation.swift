@@ -182,7 +182,7 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         // Parsing happens off the network thread and off the main thread: on
         // the caller's own completion queue when it is not the main queue
         // (saving a thread hop), else on the shared processing queue.
-        let parsesOnCompletionQueue = !CompletionDefaults.isMain(queue)
+        let parsesOnCompletionQueue = !MainQueueWork.isMain(queue)
         let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
         group.enter()
         workQueue.async { [self] in
@@ -214,7 +214,8 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
             }
             // The blocks wait for the main queue; an awaiting task does not.
             for waiter in settle() { waiter() }
-            queue.async { [self] in
+            // Through MainQueueWork: a waitUntilFinished() on the main queue runs it.
+            MainQueueWork.async(on: queue, group: group) { [self] in
                 deliver()
                 completionFinished()
                 group.leave()

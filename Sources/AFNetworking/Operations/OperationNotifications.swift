@@ -15,13 +15,10 @@ enum CompletionDefaults {
     /// serialized and batch bookkeeping runs.
     static let processingQueue = DispatchQueue(label: "com.alamofire.networking.http-request.processing", attributes: .concurrent)
 
-    /// Whether `queue` is the main queue. Not by identity: on Linux every
-    /// read of `DispatchQueue.main` makes a new wrapper object, so `===`
-    /// never holds and the main queue was taken for a queue of the caller's.
-    /// A queue of the caller's that borrowed the main queue's label is taken
-    /// for it, which only moves the parsing to the processing queue.
+    /// Whether `queue` is the main queue (by the mark `MainQueueWork` sets on
+    /// it: on Linux every read of `DispatchQueue.main` makes a new wrapper
+    /// object, so `===` never holds).
     static func isMain(_ queue: DispatchQueue) -> Bool {
-        let main = DispatchQueue.main.label
-        return !main.isEmpty && queue.label == main
+        MainQueueWork.isMain(queue)
     }
 }

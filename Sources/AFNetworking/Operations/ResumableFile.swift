@@ -36,7 +36,7 @@ final class ResumableFile: @unchecked Sendable {
     /// Throws when the file cannot be opened, or another download is writing
     /// to it right now (it holds the file's lock).
     func prepare(_ request: URLRequest) throws -> (URLRequest, PartialFileOutputStream) {
-        let descriptor = open(partial.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let descriptor = open(partial.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, FileModes.partial)
         guard descriptor >= 0 else {
             throw NSError(domain: NSPOSIXErrorDomain, code: Int(errno), userInfo: [
                 NSLocalizedDescriptionKey: "Cannot open \(partial.path) for writing.", NSFilePathErrorKey: partial.path,
@@ -102,6 +102,8 @@ final class ResumableFile: @unchecked Sendable {
         // The stream synced the file when the writer closed it.
         if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
         try FileManager.default.moveItem(at: partial, to: destination)
+        // Private while partial; now the caller's file (see FileModes).
+        FileModes.makeFinished(destination.path)
         try? FileManager.default.removeItem(at: sidecarURL)
     }
 }

@@ -77,14 +77,16 @@ extension URLConnectionOperation: TransferAdapter {
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer, progress: TransferStateMachine.Progress, writer: ResponseBodyWriter?) {
         guard let block = settings.withLock({ $0.downloadProgress }) else { return }
         let queue = effectiveCompletionQueue, group = effectiveCompletionGroup
-        let report: @Sendable () -> Void = { queue.async(group: group) { block(progress.bytes, progress.total, progress.expected) } }
+        let report: @Sendable () -> Void = {
+            MainQueueWork.async(on: queue, group: group) { block(progress.bytes, progress.total, progress.expected) }
+        }
         // For a stream output, after the bytes are in the stream, as 2.7 reported it.
         if let writer { writer.perform(report) } else { report() }
     }
 
     func didSendBody(bytes: Int, total: Int64, expected: Int64) {
         guard let block = settings.withLock({ $0.uploadProgress }) else { return }
-        effectiveCompletionQueue.async(group: effectiveCompletionGroup) { block(bytes, total, expected) }
+        MainQueueWork.async(on: effectiveCompletionQueue, group: effectiveCompletionGroup) { block(bytes, total, expected) }
     }
 
     /// A restart-proof download's complete partial file becomes its destination.

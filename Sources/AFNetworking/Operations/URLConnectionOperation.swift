@@ -335,7 +335,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
                     return (settings.completionBlock, settings.completionQueue ?? .main, settings.completionGroup ?? CompletionDefaults.group)
                 }
                 guard let block else { return }
-                queue.async(group: group) { block() }
+                MainQueueWork.async(on: queue, group: group) { block() }
             }
         }
     }
@@ -395,17 +395,16 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         handle { $0.machine.cancel(request) }
     }
 
-    /// On the main thread, waiting must not block the completion blocks that
-    /// were queued there (the default completion queue), or it would never
-    /// return: the main run loop keeps serving the main queue meanwhile.
+    /// On the main queue or thread, waiting must not block the blocks queued
+    /// there (the default completion queue), or it would never return: the
+    /// waiter runs them itself (see `MainQueueWork`), and on the main thread
+    /// the run loop keeps serving the rest of the main queue.
     open override func waitUntilFinished() {
-        guard Thread.isMainThread else {
+        guard MainQueueWork.isOnMainQueue else {
             super.waitUntilFinished()
             return
         }
-        while !isFinished {
-            _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.01))
-        }
+        MainQueueWork.shared.serve(until: { isFinished }, register: { whenFinished($0) })
     }
 
     // MARK: - Pause and resume

@@ -175,14 +175,23 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
             return try block(request, parameters)
         }
         switch style {
-        case .defaultStyle: return QueryStringEncoding.queryString(from: parameters)
+        case .defaultStyle:
+            // Refused rather than sent as some `description` the server cannot read.
+            if let reason = QueryStringEncoding.unrepresentable(parameters) {
+                throw requestSerializationError(code: NSURLErrorCannotDecodeRawData,
+                                                description: "The parameters cannot be written as a query string or form: \(reason)",
+                                                request: request)
+            }
+            return QueryStringEncoding.queryString(from: parameters)
         }
     }
 
     // MARK: Building requests
 
     /// A request for `method` and `urlString` with `parameters` encoded.
-    /// Throws `NSURLErrorBadURL` in `AFURLRequestSerializationErrorDomain` for an invalid URL string.
+    /// Throws `NSURLErrorBadURL` in `AFURLRequestSerializationErrorDomain` for an invalid URL string,
+    /// and `NSURLErrorCannotDecodeRawData` in that domain for parameters with no query-string form
+    /// (not a dictionary, array or set, or a leaf such as a struct whose text would be its `description`).
     open func request(withMethod method: String, urlString: String, parameters: Any?) throws -> URLRequest {
         guard let url = URL(string: urlString) else {
             throw requestSerializationError(code: NSURLErrorBadURL, description: "Invalid URL string: \(urlString)")

@@ -84,15 +84,16 @@ struct DownloadResumeData: Codable, Equatable {
 /// The files download tasks write: a fresh one in `NSTemporaryDirectory()`
 /// per download, kept there after a failure that produced resume data.
 enum DownloadFile {
-    private static let prefix = "AFNetworking-Download-"
-    private static let suffix = ".tmp"
+    static let prefix = "AFNetworking-Download-"
+    static let suffix = ".tmp"
 
     static var directory: URL { URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true) }
 
     /// Creates an empty temporary file for a new download.
     static func create() throws -> (URL, PartialFileOutputStream) {
+        sweepAbandonedOnce()
         let url = directory.appendingPathComponent(prefix + UUID().uuidString + suffix)
-        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FileModes.partial)
         guard descriptor >= 0 else { throw posixError(errno, path: url.path, action: "create") }
         defer { close(descriptor) }
         var info = stat()
@@ -106,6 +107,7 @@ enum DownloadFile {
     /// second finds it gone), then opened at the end of the bytes the resume
     /// data counts (anything after them was never confirmed).
     static func reopen(_ resume: DownloadResumeData) -> Result<(URL, PartialFileOutputStream), NSError> {
+        sweepAbandonedOnce(sparing: resume.partialFilePath)
         let requestURL = URL(string: resume.url)
         let claimed = directory.appendingPathComponent(prefix + UUID().uuidString + suffix)
         guard rename(resume.partialFilePath, claimed.path) == 0 else {

@@ -141,7 +141,7 @@ extension SessionTaskDriver {
         // Parsing happens off the network thread and off the main thread. A
         // task made by an `async` call is then done: its handler only resumes
         // the awaiting Swift task, which must not wait for the main queue.
-        let parsesOnCompletionQueue = !CompletionDefaults.isMain(queue)
+        let parsesOnCompletionQueue = !MainQueueWork.isMain(queue)
         let finishesInPlace = parsesOnCompletionQueue || context.deliversInPlace
         let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
         group.enter()

@@ -20,8 +20,11 @@ extension SessionTaskDriver {
             let expected = response.statusCode == 206 ? (ResumeRules.completeLength(of: response) ?? -1) : response.expectedContentLength
             context.events.submit { [self] in
                 guard let task = currentTask as? URLSessionDownloadTask else { return }
-                progress.update(.download, completed: offset, expected: expected)
+                // The resume first, then the progress at its offset (Apple's
+                // order): a rate computed from the progress (afn's bar) must
+                // know the offset before it sees bytes that did not arrive now.
                 context.manager?.urlSession(context.session, downloadTask: task, didResumeAtOffset: offset, expectedTotalBytes: expected)
+                progress.update(.download, completed: offset, expected: expected)
             }
         case .download:
             break

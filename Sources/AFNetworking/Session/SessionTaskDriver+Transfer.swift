@@ -119,9 +119,12 @@ extension SessionTaskDriver: TransferAdapter {
 
     /// After the writer closed the download file (on its queue): a complete
     /// file waits for the did-finish-downloading call; a failed one is kept
-    /// with resume data when it can be resumed, else deleted. Handlers of
-    /// `cancel(byProducingResumeData:)` get the data (on the delegate queue,
-    /// before the completion).
+    /// with resume data when it can be resumed and the data reaches the
+    /// caller (in the error's userInfo, or the handler of
+    /// `cancel(byProducingResumeData:)`), else deleted: a plain `cancel()`
+    /// hands out nothing, so nothing could ever reuse or remove the file.
+    /// Handlers of `cancel(byProducingResumeData:)` get the data (on the
+    /// delegate queue, before the completion).
     func outputDidClose(_ outcome: TransferStateMachine.Outcome) -> TransferStateMachine.Outcome {
         guard case .writing(let file) = state.withLock({ $0.download }) else { return outcome }
         var earlier: DownloadResumeData?
@@ -145,6 +148,11 @@ extension SessionTaskDriver: TransferAdapter {
             previous.partialFilePath = file.path
             resume = previous
         }
+        // A plain cancel() asked for no resume data: the file is not kept for any.
+        let error = outcome.error
+        let plainCancel = error?.domain == NSURLErrorDomain && error?.code == NSURLErrorCancelled
+            && !state.withLock { $0.resumeData.isAskedFor }
+        if plainCancel { resume = nil }
         guard let resume else {
             state.withLock { $0.download = .removed }
             DownloadFile.remove(file)

@@ -125,6 +125,12 @@ final class SessionTaskDriver: @unchecked Sendable {
             return handlers
         }
 
+        /// Whether `cancel(byProducingResumeData:)` waits for the data.
+        var isAskedFor: Bool {
+            if case .pending(let handlers) = self { return !handlers.isEmpty }
+            return false
+        }
+
         /// Adds a handler; returns the data at once when already decided.
         mutating func add(_ handler: @escaping @Sendable (Data?) -> Void) -> Data?? {
             switch self {
@@ -201,14 +207,24 @@ final class SessionTaskDriver: @unchecked Sendable {
     let progress: TaskProgress
     /// The request as the task was made with it (configuration headers added).
     let originalRequest: URLRequest
-    let destination: (@Sendable (URL, URLResponse) -> URL)?
+    /// Where a finished download goes; nil from the closure leaves it
+    /// unmoved (it is deleted), as the async download does for a response
+    /// its serializer refuses.
+    typealias Destination = @Sendable (URL, URLResponse) -> URL?
+
+    /// A public API's destination block, which always names a place.
+    static func destination(_ block: (@Sendable (URL, URLResponse) -> URL)?) -> Destination? {
+        guard let block else { return nil }
+        return { (location: URL, response: URLResponse) -> URL? in block(location, response) }
+    }
+    let destination: Destination?
     /// Registered with a valid session. A task made after invalidation (or
     /// for a session whose manager is gone) is not: it completes with
     /// NSURLErrorCancelled when resumed.
     let admitted: Bool
 
     init(kind: SessionTaskKind, request: URLRequest, context: Context, completion: SessionTaskCompletion, progress: TaskProgress,
-         destination: (@Sendable (URL, URLResponse) -> URL)?, identifier: Int, bytesExpectedToSend: Int64, admitted: Bool) {
+         destination: Destination?, identifier: Int, bytesExpectedToSend: Int64, admitted: Bool) {
         var configuration = TransferStateMachine.Configuration()
         configuration.consultsCache = !kind.isDownload && context.session.settings.cache != nil
         core = LockedState(TransferCore(machine: TransferStateMachine(configuration: configuration)))

@@ -80,7 +80,7 @@ struct SessionTaskFactory {
                     expectedToSend: expected, delivery: delivery) { SessionUploadTask(driver: $0, identifier: $1) }
     }
 
-    func makeDownloadTask(_ source: DownloadSource, destination: (@Sendable (URL, URLResponse) -> URL)?,
+    func makeDownloadTask(_ source: DownloadSource, destination: SessionTaskDriver.Destination?,
                           completion: SessionTaskCompletion, progress block: ProgressBlock? = nil,
                           delivery: Delivery = .completionQueue) -> URLSessionDownloadTask {
         let progress = TaskProgress(reported: .download, uploadBlock: nil, downloadBlock: block)
@@ -107,7 +107,7 @@ struct SessionTaskFactory {
 
     private func make<Task: URLSessionTask & ManagedSessionTask>(
         _ kind: SessionTaskKind, request: URLRequest, completion: SessionTaskCompletion, progress: TaskProgress,
-        destination: (@Sendable (URL, URLResponse) -> URL)?, expectedToSend: Int64, delivery: Delivery,
+        destination: SessionTaskDriver.Destination?, expectedToSend: Int64, delivery: Delivery,
         build: (SessionTaskDriver, Int) -> Task
     ) -> Task {
         let identifier = TaskIdentifiers.next()

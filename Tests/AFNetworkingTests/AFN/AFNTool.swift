@@ -48,6 +48,13 @@ enum AFNTool {
             process.arguments = arguments
         }
         var variables = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
+        // afn keeps a response cache (under $XDG_CACHE_HOME): each run gets an
+        // empty one of its own unless the test passes one, so no run is
+        // answered from what another test (or an earlier test run) stored.
+        let ownCacheHome = environment["XDG_CACHE_HOME"] == nil
+            ? FileManager.default.temporaryDirectory.appendingPathComponent("afn-run-cache-\(UUID().uuidString)") : nil
+        defer { if let ownCacheHome { try? FileManager.default.removeItem(at: ownCacheHome) } }
+        if let ownCacheHome { variables["XDG_CACHE_HOME"] = ownCacheHome.path }
         variables.merge(environment) { _, new in new }
         process.environment = variables
         let output = Pipe(), errors = Pipe()

@@ -92,4 +92,64 @@ final class AFNDownloadCommandTests: XCTestCase {
         XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("status/x").absoluteString, "-o", output.path]), 1)
         XCTAssertEqual(try run(["download", "ftp://example.invalid/x", "-o", output.path]), 64, "a usage error")
     }
+
+    func testAnErrorStatusLeavesAnExistingOutputAsItWas() throws {
+        let nginx = try SharedServers.nginx()
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
+        addTeardownBlock { try? FileManager.default.removeItem(at: output) }
+        let original = Data("the user's file".utf8)
+        try original.write(to: output)
+        XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("status/x").absoluteString, "-o", output.path]), 1)
+        XCTAssertEqual(try? Data(contentsOf: output), original, "nginx's 500 page does not replace the file")
+    }
+
+    /// A killed `afn download` cannot delete its partial file: the first
+    /// download of a later process removes it once it is a day old.
+    func testADownloadSweepsPartialFilesAbandonedForADay() throws {
+        let nginx = try SharedServers.nginx()
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
+        let abandoned = directory.appendingPathComponent("AFNetworking-Download-\(UUID().uuidString).tmp")
+        let recent = directory.appendingPathComponent("AFNetworking-Download-\(UUID().uuidString).tmp")
+        addTeardownBlock {
+            for url in [output, abandoned, recent] { try? FileManager.default.removeItem(at: url) }
+        }
+        try Data(repeating: 7, count: 4096).write(to: abandoned)
+        try Data(repeating: 7, count: 4096).write(to: recent)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-25 * 3600)], ofItemAtPath: abandoned.path)
+        XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("1k.bin").absoluteString, "-o", output.path]), 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: abandoned.path), "untouched for 25 hours: swept")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: recent.path), "recent: left alone")
+    }
+
+    /// The first progress line of a resumed run counts only this run's bytes:
+    /// its rate can be no more than (total − offset) over the bar's 1 ms floor
+    /// (it read "53.8 MiB 22279.6 MiB/s": the offset over a few milliseconds).
+    func testTheFirstProgressLineAfterAResumeCountsOnlyThisRunsBytes() throws {
+        let nginx = try SharedServers.nginx()
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
+        let resumeFile = URL(fileURLWithPath: output.path + ".afnresume")
+        addTeardownBlock {
+            try? FileManager.default.removeItem(at: output)
+            try? FileManager.default.removeItem(at: resumeFile)
+        }
+        let url = "\(nginx.httpURL.absoluteString)/slow/4m.bin?rate=\(UUID().uuidString)"
+        let started = Date()
+        XCTAssertEqual(try run(["download", url, "-o", output.path], interruptWhen: { Date().timeIntervalSince(started) > 1.5 }), 130)
+        let resume = try XCTUnwrap(DownloadResumeData.decode(Data(contentsOf: resumeFile)), "resume data saved")
+        let offsetMiB = Double(resume.bytesWritten) / 1_048_576
+        XCTAssertGreaterThan(resume.bytesWritten, 0)
+
+        let second = try AFNTool.run(["download", url, "-o", output.path])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        let lines = second.stderr.split(whereSeparator: { $0 == "\r" || $0 == "\n" }).filter { $0.contains("MiB/s") }
+        let first = try XCTUnwrap(lines.first, "a progress line: \(second.stderr)")
+        let numbers = first.split(separator: " ").compactMap { Double($0) }
+        // "<label> <bar> <pct>% <total> MiB <rate> MiB/s": the last two numbers.
+        XCTAssertGreaterThanOrEqual(numbers.count, 2, String(first))
+        let total = numbers[numbers.count - 2], rate = numbers[numbers.count - 1]
+        XCTAssertGreaterThanOrEqual(total + 0.05, offsetMiB, "the bar starts at the offset: \(first)")
+        XCTAssertLessThanOrEqual(rate, max(0, total - offsetMiB) / 0.001 + 0.1,
+                                 "the rate counts bytes that were on disk before this run: \(first)")
+    }
 }

@@ -16,6 +16,8 @@ final class ScriptedServer: @unchecked Sendable {
 
     enum Step {
         case head(status: Int, headers: [(String, String)])
+        /// A head whose status line carries this reason phrase instead of the usual one.
+        case headWithReason(status: Int, reason: String, headers: [(String, String)])
         case body(Data)
         case wait(TimeInterval)
         case end
@@ -121,10 +123,12 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
         guard let step = steps.first else { return }
         let rest = steps.dropFirst()
         switch step {
-        case .head(let status, let headers):
+        case .head(let status, let headers), .headWithReason(let status, _, let headers):
             var fields = HTTPHeaders(headers)
             if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
-            let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: fields)
+            var code = HTTPResponseStatus(statusCode: status)
+            if case .headWithReason(_, let reason, _) = step { code = .custom(code: UInt(status), reasonPhrase: reason) }
+            let head = HTTPResponseHead(version: .http1_1, status: code, headers: fields)
             server.noteHeadSent()
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.flush()
