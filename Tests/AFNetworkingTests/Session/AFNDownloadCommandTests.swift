@@ -134,8 +134,8 @@ final class AFNDownloadCommandTests: XCTestCase {
             try? FileManager.default.removeItem(at: resumeFile)
         }
         let url = "\(nginx.httpURL.absoluteString)/slow/4m.bin?rate=\(UUID().uuidString)"
-        let started = Date()
-        XCTAssertEqual(try run(["download", url, "-o", output.path], interruptWhen: { Date().timeIntervalSince(started) > 1.5 }), 130)
+        XCTAssertEqual(try run(["download", url, "-o", output.path],
+                               interruptWhen: { Self.downloadFileBytes(of: $0.processIdentifier) >= 256 * 1024 }), 130)
         let resume = try XCTUnwrap(DownloadResumeData.decode(Data(contentsOf: resumeFile)), "resume data saved")
         let offsetMiB = Double(resume.bytesWritten) / 1_048_576
         XCTAssertGreaterThan(resume.bytesWritten, 0)
