@@ -38,13 +38,16 @@ final class ScriptedServer: @unchecked Sendable {
     private(set) var port = 0
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init() throws {
+    /// `validatesHeaders: false` lets a route send field values NIO would
+    /// refuse (control characters), for tests of hostile responses.
+    init(validatesHeaders: Bool = true) throws {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [weak self] channel in
                 guard let self else { return channel.eventLoop.makeSucceededVoidFuture() }
                 self.lock.lock(); self._connections += 1; self.lock.unlock()
-                return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: false).flatMap {
+                return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: false,
+                                                                    withOutboundHeaderValidation: validatesHeaders).flatMap {
                     channel.pipeline.addHandler(RouteHandler(server: self))
                 }
             }
