@@ -55,13 +55,14 @@ class CookieTestCase: SessionTransferTestCase {
         }
     }
 
-    func agent(_ client: Client, configure: (URLSessionConfiguration) -> Void = { _ in }) -> Agent {
+    /// `proxied: false`: a session that talks to origins directly (nginx).
+    func agent(_ client: Client, proxied: Bool = true, configure: (URLSessionConfiguration) -> Void = { _ in }) -> Agent {
         switch client {
         case .operation:
             return Agent(client: client, storage: .shared, manager: nil)
         case .session:
             let configuration = URLSessionConfiguration.ephemeral
-            configuration.connectionProxyDictionary = proxies
+            configuration.connectionProxyDictionary = proxied ? proxies : [:]
             configure(configuration)
             let manager = makeManager(configuration)
             manager.responseSerializer = HTTPResponseSerializer()
