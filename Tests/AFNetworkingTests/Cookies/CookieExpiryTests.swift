@@ -104,6 +104,20 @@ final class CookieExpiryTests: CookieTestCase {
         }
     }
 
+    /// 6265bis §5.6.1–§5.6.2: no cookie outlives 400 days, whatever Max-Age or Expires say.
+    func testTheLifetimeIsCappedAt400Days() {
+        forEachClient { agent in
+            let origin = "http://www.\(site).com"
+            let sent = header(after: ["m=1; Max-Age=99999999999999999999", "e=2; Expires=Fri, 01 Jan 9999 00:00:00 GMT"],
+                              at: "\(origin)/set", next: "\(origin)/next", with: agent)
+            XCTAssertEqual(sent, "m=1; e=2", "\(agent.client)")
+            for cookie in agent.storage.cookies ?? [] where cookie.domain.contains(site) {
+                let days = (cookie.expiresDate?.timeIntervalSinceNow ?? 0) / 86400
+                XCTAssertEqual(days, 400, accuracy: 0.1, "\(agent.client): \(cookie.name)")
+            }
+        }
+    }
+
     /// §5.1.1, the algorithm itself, against dates worked out by hand.
     func testTheCookieDateAlgorithm() {
         func date(_ y: Int, _ mo: Int, _ d: Int, _ h: Int, _ mi: Int, _ s: Int) -> Date {

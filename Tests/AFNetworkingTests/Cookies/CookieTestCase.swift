@@ -20,6 +20,7 @@ class CookieTestCase: SessionTransferTestCase {
     var site: String { sites.last ?? "" }
     private var sites: [String] = []
     private var served: Set<String> = []
+    private var visitedHosts: Set<String> = []
 
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -30,9 +31,16 @@ class CookieTestCase: SessionTransferTestCase {
     }
 
     override func tearDown() {
+        // Whatever the test left in the shared storage for the hosts it
+        // visited goes, even a cookie for a public suffix that a broken
+        // policy let in (it would reach every later test's hosts).
         let shared = HTTPCookieStorage.shared
-        for cookie in shared.cookies ?? [] where sites.contains(where: { cookie.domain.contains($0) || cookie.name.contains($0) }) {
-            shared.deleteCookie(cookie)
+        for cookie in shared.cookies ?? [] {
+            let domain = CookieJar.domainKey(cookie)
+            let visitedHere = visitedHosts.contains { CookieDomain.domainMatches(host: $0, domain: domain) }
+            if visitedHere || sites.contains(where: { cookie.domain.contains($0) || cookie.name.contains($0) }) {
+                shared.deleteCookie(cookie)
+            }
         }
         super.tearDown()
     }
@@ -85,6 +93,7 @@ class CookieTestCase: SessionTransferTestCase {
         var request = URLRequest(url: URL(string: url)!)
         request.timeoutInterval = 10
         request.httpShouldHandleCookies = shouldHandleCookies
+        if let host = request.url?.host?.lowercased() { visitedHosts.insert(host) }
         let before = server.requests.count
         switch agent.client {
         case .operation:
