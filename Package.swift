@@ -29,6 +29,9 @@ let package = Package(
         .target(name: "CAFOpenSSL", dependencies: ["COpenSSL"]),
         // The netlink socket reachability listens on (Linux headers Swift cannot import).
         .target(name: "CAFSystem"),
+        // One question to libpsl (is this a public suffix?), behind a header
+        // without libpsl's types.
+        .target(name: "CAFPSL", dependencies: ["CPSL"]),
         // The engine: the AFNetworking network thread, libcurl handles, transfers and the
         // CURLcode → NSURLError table. Nothing in it is public; the AFNetworking target
         // reaches it through `package` declarations.
@@ -39,7 +42,7 @@ let package = Package(
         .target(
             name: "AFNetworking",
             dependencies: [
-                "AFNetworkingTransport", "CAFCurl", "CAFOpenSSL", "CAFSystem", "CPSL",
+                "AFNetworkingTransport", "CAFCurl", "CAFOpenSSL", "CAFSystem", "CAFPSL",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

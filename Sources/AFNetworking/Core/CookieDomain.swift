@@ -1,4 +1,4 @@
-import CPSL
+import CAFPSL
 import Foundation
 
 /// RFC 6265 §5.1.2–§5.1.3 and §5.3 step 5: canonical hosts, domain-match,
@@ -33,22 +33,6 @@ enum CookieDomain {
     /// top-level name). With no list at all every name counts as one, so
     /// a Domain attribute can only ever repeat the host (host-only cookies).
     static func isPublicSuffix(_ domain: String) -> Bool {
-        guard let list = PublicSuffixList.shared.context else { return true }
-        return psl_is_public_suffix2(list, domain, Int32(PSL_TYPE_ANY)) != 0
-    }
-}
-
-/// The process's libpsl context, loaded once and never freed (it is
-/// immutable and read from any thread, which libpsl allows).
-private final class PublicSuffixList: @unchecked Sendable {
-    // @unchecked: the pointer is written once in init and libpsl only reads it afterwards.
-    let context: OpaquePointer?
-
-    static let shared = PublicSuffixList()
-
-    private init() {
-        // The newer of the system's list file (Debian's publicsuffix) and the
-        // one built into libpsl.
-        context = psl_latest(nil) ?? psl_builtin()
+        afn_psl_is_public_suffix(domain) != 0
     }
 }
