@@ -32,67 +32,72 @@ enum SetCookieParser {
     static let maximumAttributeValueBytes = 1024
 
     /// nil: the field is ignored as a whole (control characters, an empty
-    /// name and value, a name and value over 4096 bytes).
+    /// name and value, a name and value over 4096 bytes). Read as octets, as
+    /// the RFC does: a combining mark after "=" or ";" cannot hide it.
     static func parse(_ field: String) -> ParsedSetCookie? {
+        let bytes = Array(field.utf8)
         // 6265bis: a CTL other than HTAB anywhere ignores the whole field.
-        if field.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) { return nil }
+        if bytes.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) { return nil }
         // One field is one cookie: commas are ordinary characters here, so
         // `a="b, c=d"` is one value and `b,az=qux` one name.
-        let pieces = field.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+        let pieces = bytes.split(separator: semicolon, maxSplits: 1, omittingEmptySubsequences: false)
         let pair = pieces[0]
-        var name: Substring
-        var value: Substring
-        if let equals = pair.firstIndex(of: "=") {
-            name = pair[..<equals]
-            value = pair[pair.index(after: equals)...]
+        let name: ArraySlice<UInt8>
+        let value: ArraySlice<UInt8>
+        if let equals = pair.firstIndex(of: equalsSign) {
+            name = trimmed(pair[..<equals])
+            value = trimmed(pair[(equals + 1)...])
         } else {
             // 6265bis: no "=" makes the whole pair the value of a nameless cookie.
-            name = ""
-            value = pair
+            name = []
+            value = trimmed(pair)
         }
-        name = trimmed(name)
-        value = trimmed(value)
-        guard !(name.isEmpty && value.isEmpty), name.utf8.count + value.utf8.count <= maximumNameValueBytes else { return nil }
-        var cookie = ParsedSetCookie(name: String(name), value: String(value))
+        guard !(name.isEmpty && value.isEmpty), name.count + value.count <= maximumNameValueBytes else { return nil }
+        var cookie = ParsedSetCookie(name: text(name), value: text(value))
         if pieces.count > 1 {
-            for attribute in pieces[1].split(separator: ";", omittingEmptySubsequences: true) {
+            for attribute in pieces[1].split(separator: semicolon, omittingEmptySubsequences: true) {
                 apply(attribute, to: &cookie)
             }
         }
         return cookie
     }
 
+    private static let semicolon = UInt8(ascii: ";")
+    private static let equalsSign = UInt8(ascii: "=")
+
+    private static func text(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
+
     /// §5.2 steps for one cookie-av: names compare without case, and every
     /// attribute may carry a value (`Secure=1` is still Secure).
-    private static func apply(_ attribute: Substring, to cookie: inout ParsedSetCookie) {
-        let name: Substring
-        let value: Substring
-        if let equals = attribute.firstIndex(of: "=") {
+    private static func apply(_ attribute: ArraySlice<UInt8>, to cookie: inout ParsedSetCookie) {
+        let name: ArraySlice<UInt8>
+        let value: ArraySlice<UInt8>
+        if let equals = attribute.firstIndex(of: equalsSign) {
             name = trimmed(attribute[..<equals])
-            value = trimmed(attribute[attribute.index(after: equals)...])
+            value = trimmed(attribute[(equals + 1)...])
         } else {
             name = trimmed(attribute)
-            value = ""
+            value = []
         }
-        guard value.utf8.count <= maximumAttributeValueBytes else { return }
-        switch name.lowercased() {
+        guard value.count <= maximumAttributeValueBytes else { return }
+        let valueText = text(value)
+        switch text(name).lowercased() {
         case "expires":
-            if let date = CookieDate.parse(String(value)) { cookie.expires = date }
+            if let date = CookieDate.parse(valueText) { cookie.expires = date }
         case "max-age":
             if let seconds = maxAge(value) { cookie.maxAge = seconds }
         case "domain":
             // Empty: the attribute is ignored (the cookie stays host-only).
             guard !value.isEmpty else { return }
-            let stripped = value.first == "." ? value.dropFirst() : value
-            cookie.domain = stripped.lowercased()
+            cookie.domain = text(value.first == UInt8(ascii: ".") ? value.dropFirst() : value).lowercased()
         case "path":
-            cookie.path = value.first == "/" ? String(value) : nil
+            cookie.path = value.first == UInt8(ascii: "/") ? valueText : nil
         case "secure":
             cookie.secure = true
         case "httponly":
             cookie.httpOnly = true
         case "samesite":
-            switch value.lowercased() {
+            switch valueText.lowercased() {
             case "strict": cookie.sameSite = .strict
             case "lax": cookie.sameSite = .lax
             case "none": cookie.sameSite = .none
@@ -105,12 +110,12 @@ enum SetCookieParser {
 
     /// §5.2.2: an optional "-" then digits only; anything else ignores the
     /// attribute. Huge values saturate (they are capped later anyway).
-    private static func maxAge(_ value: Substring) -> Int64? {
-        let negative = value.first == "-"
+    private static func maxAge(_ value: ArraySlice<UInt8>) -> Int64? {
+        let negative = value.first == UInt8(ascii: "-")
         let digits = negative ? value.dropFirst() : value
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
         var magnitude: Int64 = 0
-        for byte in digits.utf8 {
+        for byte in digits {
             let (times, overflowTimes) = magnitude.multipliedReportingOverflow(by: 10)
             let (sum, overflowSum) = times.addingReportingOverflow(Int64(byte - 0x30))
             if overflowTimes || overflowSum { magnitude = .max; break }
@@ -120,9 +125,9 @@ enum SetCookieParser {
     }
 
     /// Removes leading and trailing SP and HTAB (the RFC's WSP), nothing else.
-    private static func trimmed(_ text: Substring) -> Substring {
-        let isWSP: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = text.firstIndex(where: { !isWSP($0) }), let last = text.lastIndex(where: { !isWSP($0) }) else { return "" }
-        return text[first...last]
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let isWSP: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isWSP($0) }), let last = bytes.lastIndex(where: { !isWSP($0) }) else { return [] }
+        return bytes[first...last]
     }
 }

@@ -27,6 +27,12 @@ final class CookieHostileInputTests: XCTestCase {
             if let path = cookie.path { XCTAssertEqual(path.first, "/") }
             if let domain = cookie.domain { XCTAssertFalse(domain.isEmpty, "an empty Domain is ignored") }
         }
+        // Octets, not Swift Characters: a combining mark after "=" or ";"
+        // forms one Character with it, but the "=" still separates.
+        let combining = SetCookieParser.parse("a=\u{301}b;\u{301}x; Path=/p")
+        XCTAssertEqual(combining?.name, "a")
+        XCTAssertEqual(combining?.value, "\u{301}b")
+        XCTAssertEqual(combining?.path, "/p")
         XCTAssertEqual(SetCookieParser.parse("a=b; Max-Age=99999999999999999999999999")?.maxAge, .max, "saturates, no overflow")
         XCTAssertEqual(SetCookieParser.parse("a=b; Max-Age=-99999999999999999999999999")?.maxAge, -.max)
     }
