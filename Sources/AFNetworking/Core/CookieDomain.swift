@@ -21,11 +21,16 @@ enum CookieDomain {
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
-    /// §5.1.3: identical, or `domain` is a dot-separated suffix of a host name.
+    /// §5.1.3: identical, or `domain` is a dot-separated suffix of a host
+    /// name. Octet for octet: String's `==` would call different byte
+    /// sequences equal (canonical equivalence).
     static func domainMatches(host: String, domain: String) -> Bool {
-        if host == domain { return true }
-        guard !isIPAddress(host), host.hasSuffix(domain) else { return false }
-        return host.dropLast(domain.count).hasSuffix(".")
+        let hostBytes = Array(host.utf8)
+        let domainBytes = Array(domain.utf8)
+        if hostBytes == domainBytes { return true }
+        guard hostBytes.count > domainBytes.count, hostBytes.reversed().starts(with: domainBytes.reversed()),
+              hostBytes[hostBytes.count - domainBytes.count - 1] == UInt8(ascii: "."), !isIPAddress(host) else { return false }
+        return true
     }
 
     /// Whether libpsl calls `domain` a public suffix ("com", "co.uk",

@@ -24,7 +24,7 @@ extension CookieJar {
             let stored = cookie.domain.lowercased()
             let matchesHost = stored.hasPrefix(".")
                 ? CookieDomain.domainMatches(host: host, domain: String(stored.dropFirst()))
-                : host == stored
+                : Array(host.utf8) == Array(stored.utf8)
             let cookiePath = cookie.path.isEmpty ? "/" : cookie.path
             guard matchesHost, !cookie.isSecure || secure, CookiePath.matches(requestPath: path, cookiePath: cookiePath) else { continue }
             chosen.append((cookie, cookiePath.utf8.count, creation(of: cookie, in: storage)))
