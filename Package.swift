@@ -19,6 +19,9 @@ let package = Package(
         // prints the apt package that provides it.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // libpsl: which cookie Domain attributes are public suffixes (RFC 6265 §5.3
+        // step 5). Debian's maintained list, not one copied into the repository.
+        .systemLibrary(name: "CPSL", pkgConfig: "libpsl", providers: [.apt(["libpsl-dev"])]),
         // Typed, prefixed wrappers around libcurl's variadic C API (Swift cannot call variadic C).
         .target(name: "CAFCurl", dependencies: ["CCurl", "COpenSSL"]),
         // Typed, prefixed wrappers around the OpenSSL calls Swift cannot use directly
@@ -32,6 +35,9 @@ let package = Package(
         ),
         // The netlink socket reachability listens on (Linux headers Swift cannot import).
         .target(name: "CAFSystem"),
+        // One question to libpsl (is this a public suffix?), behind a header
+        // without libpsl's types.
+        .target(name: "CAFPSL", dependencies: ["CPSL"]),
         // The engine: the AFNetworking network thread, libcurl handles, transfers and the
         // CURLcode → NSURLError table. Nothing in it is public; the AFNetworking target
         // reaches it through `package` declarations.
@@ -42,7 +48,7 @@ let package = Package(
         .target(
             name: "AFNetworking",
             dependencies: [
-                "AFNetworkingTransport", "CAFCurl", "CAFOpenSSL", "CAFSystem",
+                "AFNetworkingTransport", "CAFCurl", "CAFOpenSSL", "CAFSystem", "CAFPSL",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -3,7 +3,9 @@
 # apt-get; otherwise it prints the exact command and stops.
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libssl-dev zlib1g-dev libbrotli-dev libzstd-dev openssl gzip nginx-light python3-httpbin gunicorn tinyproxy dante-server)
+# libpsl-dev: the public suffix list for cookie Domain checks (the CPSL target);
+# zlib1g-dev, libbrotli-dev, libzstd-dev: the content decoders (CAFCompression).
+packages=(libcurl4-openssl-dev libssl-dev libpsl-dev zlib1g-dev libbrotli-dev libzstd-dev openssl gzip nginx-light python3-httpbin gunicorn tinyproxy dante-server)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -17,12 +17,12 @@ final class CookieRulesTests: OperationTestCase {
     }
 
     func testPathMatching() {
-        XCTAssertTrue(CookieHandling.pathMatches(requestPath: "/docs", cookiePath: "/docs"))
-        XCTAssertTrue(CookieHandling.pathMatches(requestPath: "/docs/a", cookiePath: "/docs"))
-        XCTAssertTrue(CookieHandling.pathMatches(requestPath: "/docs/a", cookiePath: "/docs/"))
-        XCTAssertTrue(CookieHandling.pathMatches(requestPath: "/anything", cookiePath: "/"))
-        XCTAssertFalse(CookieHandling.pathMatches(requestPath: "/docsX", cookiePath: "/docs"))
-        XCTAssertFalse(CookieHandling.pathMatches(requestPath: "/", cookiePath: "/docs"))
+        XCTAssertTrue(CookiePath.matches(requestPath: "/docs", cookiePath: "/docs"))
+        XCTAssertTrue(CookiePath.matches(requestPath: "/docs/a", cookiePath: "/docs"))
+        XCTAssertTrue(CookiePath.matches(requestPath: "/docs/a", cookiePath: "/docs/"))
+        XCTAssertTrue(CookiePath.matches(requestPath: "/anything", cookiePath: "/"))
+        XCTAssertFalse(CookiePath.matches(requestPath: "/docsX", cookiePath: "/docs"))
+        XCTAssertFalse(CookiePath.matches(requestPath: "/", cookiePath: "/docs"))
     }
 
     func testOnlyMatchingCookiesAreSent() throws {

@@ -200,6 +200,14 @@ final class NginxFixture {
                 location /trailers/ { alias \(root.path)/; add_trailer X-Checksum "sum-1"; add_trailer X-Count "2"; }
                 # A redirect to the same file at the root (ImageDownloaderTests).
                 location /redirect/ { rewrite ^/redirect/(.*)$ /$1 redirect; }
+                # The Cookie header as received (CookieSecureTests).
+                location = /cookies/echo { default_type text/plain; return 200 "$http_cookie"; }
+                # Secure and prefixed cookies offered over http (CookieSecureTests).
+                location = /cookies/secure {
+                    add_header Set-Cookie "s$arg_n=1; Secure; Path=/";
+                    add_header Set-Cookie "__Secure-$arg_n=2; Secure; Path=/";
+                    default_type text/plain; return 200 "set";
+                }
             }
             server {
                 listen 127.0.0.1:\(httpsPort) ssl http2;
@@ -216,6 +224,20 @@ final class NginxFixture {
                 # An answer no proxy gives, and a download slow enough to pause.
                 location = /teapot { return 418 "short and stout"; }
                 location /slow/ { alias \(root.path)/; limit_rate 1m; }
+                # Secure and prefixed cookies, the valid and the invalid, and the
+                # Cookie header as received (CookieSecureTests).
+                location = /cookies/secure {
+                    add_header Set-Cookie "s$arg_n=1; secure=0; Path=/";
+                    add_header Set-Cookie "__Secure-$arg_n=2; Secure; Path=/";
+                    add_header Set-Cookie "__Host-$arg_n=3; Secure; Path=/";
+                    add_header Set-Cookie "__secure-lax$arg_n=4; Path=/";
+                    add_header Set-Cookie "__Host-path$arg_n=5; Secure; Path=/cookies";
+                    add_header Set-Cookie "__Host-nopath$arg_n=6; Secure";
+                    add_header Set-Cookie "__Host-domain$arg_n=7; Secure; Path=/; Domain=localhost";
+                    add_header Set-Cookie "__HOST-case$arg_n=8; Path=/";
+                    default_type text/plain; return 200 "set";
+                }
+                location = /cookies/echo { default_type text/plain; return 200 "$http_cookie"; }
             }
         }
         """

@@ -42,14 +42,17 @@ final class ScriptedServer: @unchecked Sendable {
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// Listens on `port`, or on a free one for 0 (a test that first needs the
-    /// port refused brings the server up on it later).
-    init(port: Int = 0) throws {
+    /// port refused brings the server up on it later). `validatesHeaders:
+    /// false` lets a route send field values NIO would refuse (control
+    /// characters), for tests of hostile responses.
+    init(port: Int = 0, validatesHeaders: Bool = true) throws {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [weak self] channel in
                 guard let self else { return channel.eventLoop.makeSucceededVoidFuture() }
                 self.lock.lock(); self._connections += 1; self.lock.unlock()
-                return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: false).flatMap {
+                return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: false,
+                                                                    withOutboundHeaderValidation: validatesHeaders).flatMap {
                     channel.pipeline.addHandler(RouteHandler(server: self))
                 }
             }

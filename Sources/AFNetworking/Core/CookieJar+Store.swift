@@ -1,0 +1,67 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension CookieJar {
+    /// Stores, replaces or deletes per `Set-Cookie` field of a response to
+    /// `url`, in the order received (§5.3 steps 11–12 and eviction).
+    static func store(_ fields: [String], for url: URL, in storage: HTTPCookieStorage, now: Date = Date()) {
+        guard !fields.isEmpty, storage.cookieAcceptPolicy != .never, let host = CookieDomain.canonicalHost(of: url) else { return }
+        var existing = storage.cookies ?? []
+        for field in fields {
+            guard let parsed = SetCookieParser.parse(field),
+                  let decision = decide(parsed, for: url, host: host, now: now, existing: existing) else { continue }
+            store(decision, in: storage, existing: &existing, now: now)
+        }
+    }
+
+    private static func store(_ decision: Decision, in storage: HTTPCookieStorage, existing: inout [HTTPCookie], now: Date) {
+        // Step 11: the same name, domain and path (host-only or not) is the
+        // same cookie: the new one replaces it and keeps its creation time.
+        let replaced = existing.filter { $0.name == decision.name && domainKey($0) == decision.domain && $0.path == decision.path }
+        let created = replaced.map { creation(of: $0, in: storage) }.min { $0.0 < $1.0 }
+        for cookie in replaced { remove(cookie, from: storage) }
+        existing.removeAll { cookie in replaced.contains { $0 === cookie } }
+
+        // An expiry in the past (Max-Age <= 0 among them) only deletes.
+        if let expiry = decision.expiry, expiry <= now { return }
+
+        var properties: [HTTPCookiePropertyKey: Any] = [
+            .name: decision.name, .value: decision.value, .domain: decision.storedDomain, .path: decision.path,
+        ]
+        if decision.secure { properties[.secure] = "TRUE" }
+        if let expiry = decision.expiry { properties[.expires] = expiry }
+        if decision.httpOnly { properties[HTTPCookiePropertyKey("HttpOnly")] = "TRUE" }
+        guard let cookie = HTTPCookie(properties: properties) else { return }
+        storage.setCookie(cookie)
+        let entry = CookieLedger.Entry(created: created?.0 ?? now, sequence: created?.1 ?? CookieLedger.shared.nextSequence(),
+                                       stamp: CookieLedger.stamp(of: cookie), sameSite: decision.sameSite)
+        CookieLedger.shared.record(entry, for: ledgerKey(cookie), in: storage)
+        existing.append(cookie)
+        evictOldest(ofDomain: decision.domain, keeping: cookie, in: storage, existing: &existing)
+    }
+
+    /// At most `maximumCookiesPerDomain` per domain: the oldest go first.
+    private static func evictOldest(ofDomain domain: String, keeping newest: HTTPCookie, in storage: HTTPCookieStorage,
+                                    existing: inout [HTTPCookie]) {
+        let sameDomain = existing.filter { domainKey($0) == domain }
+        guard sameDomain.count > maximumCookiesPerDomain else { return }
+        let oldest = sameDomain.filter { $0 !== newest }
+            .map { (cookie: $0, created: creation(of: $0, in: storage)) }
+            .sorted { ($0.created.0, $0.created.1) < ($1.created.0, $1.created.1) }
+            .prefix(sameDomain.count - maximumCookiesPerDomain)
+            .map(\.cookie)
+        for cookie in oldest { remove(cookie, from: storage) }
+        existing.removeAll { cookie in oldest.contains { $0 === cookie } }
+    }
+
+    static func remove(_ cookie: HTTPCookie, from storage: HTTPCookieStorage) {
+        storage.deleteCookie(cookie)
+        CookieLedger.shared.forget(ledgerKey(cookie), in: storage)
+    }
+
+    static func ledgerKey(_ cookie: HTTPCookie) -> CookieLedger.Key {
+        CookieLedger.Key(name: cookie.name, domain: cookie.domain, path: cookie.path)
+    }
+}
