@@ -34,9 +34,16 @@ final class HTTPDateTests: XCTestCase {
         XCTAssertEqual(HTTPDate.parse("Friday, 01-Jan-99 00:00:00 GMT"), 915_148_800)
     }
 
+    /// Browsers read a month name in any case (issue 19's cache runs: `AUG`).
+    func testAMonthNameInAnyCaseIsTheMonth() {
+        for text in ["Sun, 06 nov 1994 08:49:37 GMT", "Sun, 06 NOV 1994 08:49:37 GMT", "Sunday, 06-nOv-94 08:49:37 GMT"] {
+            XCTAssertEqual(HTTPDate.parse(text), 784_111_777, text)
+        }
+    }
+
     func testMalformedDatesAreNil() {
         for text in ["", "yesterday", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT",
-                     "Sun, 06 nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
+                     "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
                      "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT trailing", "Sun Nov  6 08:49:37 94",
                      "0", "Sun,", "Sun, 06 Nov 19\u{0}4 08:49:37 GMT", "Sun, 06 Nov 1994 08:4:37 GMT"] {
             XCTAssertNil(HTTPDate.parse(text), text.debugDescription)
