@@ -109,6 +109,10 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         let age = try XCTUnwrap(hit.response?.value(forHTTPHeaderField: "Age").flatMap { Int($0) })
         XCTAssertGreaterThanOrEqual(age, 100)
         XCTAssertLessThan(age, 100 + 60)
+        routeCounting("/ageless", headers: [("Cache-Control", "max-age=3600")])
+        fetch("/ageless")
+        let generated = try XCTUnwrap(fetch("/ageless").0.response?.value(forHTTPHeaderField: "Age"), "a hit always carries Age")
+        XCTAssertLessThan(try XCTUnwrap(Int(generated)), 60)
     }
 
     func testAnInvalidAgeMakesTheResponseStaleAndAListCountsItsFirstMember() {
