@@ -64,7 +64,7 @@ final class ContentDecoderTests: XCTestCase {
     }
 
     func testConcatenatedGzipMembersAreOneBody() throws {
-        let body = try gzip(Data("first ".utf8)) + gzip(Data("second".utf8))
+        let body = try GzipCommand.compress(Data("first ".utf8)) + GzipCommand.compress(Data("second".utf8))
         XCTAssertEqual(try decodeAll([UInt8](body), [CAFDEC_GZIP]), Data("first second".utf8))
     }
 
@@ -72,7 +72,7 @@ final class ContentDecoderTests: XCTestCase {
 
     func testDamagedDataIsRefused() throws {
         XCTAssertThrowsError(try decodeAll([UInt8]("definitely not gzip".utf8), [CAFDEC_GZIP]))
-        let memberThenGarbage = try [UInt8](gzip(Data("one".utf8))) + [0x1F, 0x8B, 0x08, 0x00] + [UInt8]("garbage-garbage".utf8)
+        let memberThenGarbage = try [UInt8](GzipCommand.compress(Data("one".utf8))) + [0x1F, 0x8B, 0x08, 0x00] + [UInt8]("garbage-garbage".utf8)
         XCTAssertThrowsError(try decodeAll(memberThenGarbage, [CAFDEC_GZIP]))
         XCTAssertThrowsError(try decodeAll(Self.brotliHello + [0x00, 0x01], [CAFDEC_BROTLI]), "data after a brotli stream's end")
         XCTAssertThrowsError(try decodeAll([UInt8]("not zstd at all".utf8), [CAFDEC_ZSTD]))
@@ -104,7 +104,7 @@ final class ContentDecoderTests: XCTestCase {
     /// whole expansion of one delivery is never made at once.
     func testABombComesOutInBoundedPieces() throws {
         let plain = Data(count: 64 << 20)
-        let compressed = try gzip(plain)
+        let compressed = try GzipCommand.compress(plain)
         XCTAssertLessThan(compressed.count, 1 << 20)
         let decoder = try XCTUnwrap(ContentDecoder(codings: [CAFDEC_GZIP]))
         var total = 0, largest = 0, pieces = 0
@@ -131,7 +131,7 @@ final class ContentDecoderTests: XCTestCase {
         plain.withUnsafeMutableBytes { bytes in
             for index in stride(from: 0, to: bytes.count, by: 4096) { bytes[index] = UInt8.random(in: 0...255, using: &generator) }
         }
-        let compressed = [UInt8](try gzip(plain))
+        let compressed = [UInt8](try GzipCommand.compress(plain))
         let decoder = try XCTUnwrap(ContentDecoder(codings: [CAFDEC_GZIP]))
         var output = Data()
         var declines = 0
@@ -180,25 +180,5 @@ final class ContentDecoderTests: XCTestCase {
             offset += delivery.count
         } while offset < input.count
         return output
-    }
-
-    private func gzip(_ data: Data) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = ["-c", "-n"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        // Written from another thread: a large input would fill the pipe
-        // while gzip's output is not being read.
-        let writer = input.fileHandleForWriting
-        DispatchQueue.global().async {
-            writer.write(data)
-            try? writer.close()
-        }
-        let result = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return result
     }
 }

@@ -130,7 +130,7 @@ final class TransferTests: OperationTestCase {
 
     func testGzipBodyIsDecodedTransparently() throws {
         let plain = Data(String(repeating: "compress me ", count: 500).utf8)
-        let compressed = try gzip(plain)
+        let compressed = try GzipCommand.compress(plain)
         server.respond("/gz", headers: [("Content-Encoding", "gzip")], body: compressed)
         let (operation, outcome) = get("/gz")
         XCTAssertNil(outcome.error)
@@ -198,20 +198,5 @@ final class TransferTests: OperationTestCase {
         let (operation, _) = get("/plain")
         XCTAssertEqual(operation.responseStringEncoding, .utf8)
         XCTAssertEqual(operation.responseString, "ünïcode")
-    }
-
-    private func gzip(_ data: Data) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = ["-c", "-n"]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(data)
-        try input.fileHandleForWriting.close()
-        let result = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return result
     }
 }

@@ -46,15 +46,21 @@ final class AFNDownloadCommandTests: XCTestCase {
         return process.terminationStatus
     }
 
-    func testAnInterruptedDownloadContinuesOnTheNextRunByteExact() throws {
-        let nginx = try SharedServers.nginx()
-        let source = nginx.directory.appendingPathComponent("www/4m.bin")
+    /// An output path and the resume file afn keeps next to it, both removed after the test.
+    private func temporaryOutput() -> (output: URL, resumeFile: URL) {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
         let resumeFile = URL(fileURLWithPath: output.path + ".afnresume")
         addTeardownBlock {
             try? FileManager.default.removeItem(at: output)
             try? FileManager.default.removeItem(at: resumeFile)
         }
+        return (output, resumeFile)
+    }
+
+    func testAnInterruptedDownloadContinuesOnTheNextRunByteExact() throws {
+        let nginx = try SharedServers.nginx()
+        let source = nginx.directory.appendingPathComponent("www/4m.bin")
+        let (output, resumeFile) = temporaryOutput()
         let marker = UUID().uuidString
         let url = "\(nginx.httpURL.absoluteString)/slow/4m.bin?run=\(marker)"
         // Interrupted mid-body: once the download file it writes holds 256 KiB (of 4 MiB sent at 512 KiB/s).
@@ -72,12 +78,7 @@ final class AFNDownloadCommandTests: XCTestCase {
 
     func testDamagedResumeDataStartsOver() throws {
         let nginx = try SharedServers.nginx()
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
-        let resumeFile = URL(fileURLWithPath: output.path + ".afnresume")
-        addTeardownBlock {
-            try? FileManager.default.removeItem(at: output)
-            try? FileManager.default.removeItem(at: resumeFile)
-        }
+        let (output, resumeFile) = temporaryOutput()
         try Data("not resume data".utf8).write(to: resumeFile)
         XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("1k.bin").absoluteString, "-o", output.path]), 0)
         XCTAssertEqual(try Data(contentsOf: output).count, 1024)
@@ -127,12 +128,7 @@ final class AFNDownloadCommandTests: XCTestCase {
     /// (it read "53.8 MiB 22279.6 MiB/s": the offset over a few milliseconds).
     func testTheFirstProgressLineAfterAResumeCountsOnlyThisRunsBytes() throws {
         let nginx = try SharedServers.nginx()
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
-        let resumeFile = URL(fileURLWithPath: output.path + ".afnresume")
-        addTeardownBlock {
-            try? FileManager.default.removeItem(at: output)
-            try? FileManager.default.removeItem(at: resumeFile)
-        }
+        let (output, resumeFile) = temporaryOutput()
         let url = "\(nginx.httpURL.absoluteString)/slow/4m.bin?rate=\(UUID().uuidString)"
         XCTAssertEqual(try run(["download", url, "-o", output.path],
                                interruptWhen: { Self.downloadFileBytes(of: $0.processIdentifier) >= 256 * 1024 }), 130)
