@@ -38,13 +38,13 @@ extension CacheRules {
     /// Whether `cached` may answer `sent` (the request as it would go out):
     /// every field named in its `Vary` has the value it had when stored;
     /// `Vary: *` never matches.
-    static func variantMatches(_ cached: CachedURLResponse, request sent: URLRequest) -> Bool {
+    static func variantMatches(_ cached: CachedURLResponse, request sent: () -> URLRequest) -> Bool {
         guard let response = cached.response as? HTTPURLResponse else { return false }
         let names = varyNames(of: response)
         if names.isEmpty { return true }
         if names.contains("*") { return false }
         guard let stored = cached.userInfo?[varyValuesKey] as? [String] else { return false }
-        return stored == varyValues(for: names, of: sent)
+        return stored == varyValues(for: names, of: sent())
     }
 
     /// Fields that describe one connection, not the resource (RFC 9111 §3.1):

@@ -48,11 +48,13 @@ enum CacheRules {
         return (request.httpMethod ?? "GET").uppercased() == "GET" && request.value(forHTTPHeaderField: "Range") == nil
     }
 
-    /// What to do for `request` under `policyTag` with `cache`. `sent` is the
-    /// request as it would go out (with its cookies), for the fields a stored
-    /// response varies on. Off the network thread: the first question about a
-    /// URL may read the disk.
-    static func plan(for request: URLRequest, sent: URLRequest? = nil, cache: URLCache, policyTag: String, now: Date = Date()) -> Plan {
+    /// What to do for `request` under `policyTag` with `cache`. `sent` makes
+    /// the request as it would go out (with its cookies), for the fields a
+    /// stored response varies on; asked only then (it reads the cookie
+    /// storage). Off the network thread: the first question about a URL may
+    /// read the disk.
+    static func plan(for request: URLRequest, sent: (() -> URLRequest)? = nil, cache: URLCache, policyTag: String,
+                     now: Date = Date()) -> Plan {
         guard mayConsultCache(for: request), let key = request.url?.absoluteString else { return .load }
         let asked = RequestDirectives(request)
         // no-store in the request: neither answered from nor written to the cache.
@@ -69,7 +71,7 @@ enum CacheRules {
         // nor one fetched with one client identity to a request with another.
         if let known = entry, known.policyTag != policyTag { entry = nil }
         // Nor one that varies on a field this request has otherwise (§4.1).
-        if let known = entry, !variantMatches(known.cached, request: sent ?? request) { entry = nil }
+        if let known = entry, !variantMatches(known.cached, request: sent ?? { request }) { entry = nil }
         switch request.cachePolicy {
         case .returnCacheDataDontLoad:
             if let entry { return .useCached(entry.cached) }
