@@ -4,7 +4,7 @@ import XCTest
 /// Every ```swift block of README.md is a program that compiles against the
 /// package as built for these tests: each block is written to a directory of
 /// its own as `main.swift` and type-checked with the toolchain's `swiftc` in
-/// Swift 6 mode. A block whose last non-blank line before the fence is
+/// Swift 6 mode, warnings as errors. A block whose last non-blank line before the fence is
 /// `<!-- snippet: continues -->` is appended to the block before it (the
 /// README shows those as "continued"). Blocks that are not Swift programs
 /// (shell commands) are fenced ```sh and left alone.
@@ -34,7 +34,9 @@ final class ReadmeSnippetTests: XCTestCase {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         // One module cache for all snippets: only the first run fills it.
-        let arguments = ["-typecheck", "-swift-version", "6", "-module-cache-path", scratch.appendingPathComponent("ModuleCache").path]
+        // Warnings are errors: in Swift 6 mode a data race through a
+        // `@preconcurrency` block is only a warning, and a snippet must not teach one.
+        let arguments = ["-typecheck", "-warnings-as-errors", "-swift-version", "6", "-module-cache-path", scratch.appendingPathComponent("ModuleCache").path]
             + build.flags
 
         // One at a time: each run is short, and the machine may have two cores.
