@@ -14,8 +14,8 @@ demo: deps
 	$(SWIFT) build -c release --product afn
 	scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/afn"
 
-## Builds and runs every test (real servers over loopback; the README's Swift
-## snippets are type-checked by one of them), builds the DocC catalog with its
+## Builds and runs every test (real servers over loopback; the Swift snippets
+## of the README and the DocC articles are type-checked by one of them), builds the DocC catalog with its
 ## warnings as errors, runs the stress tests under ThreadSanitizer, and each
 ## fuzz target for a bounded time.
 test: deps

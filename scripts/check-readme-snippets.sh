@@ -18,7 +18,7 @@ if [[ ! -e "$build/Modules/AFNetworking.swiftmodule" ]]; then
     echo "no $build/Modules/AFNetworking.swiftmodule: run \`swift build\` first" >&2
     exit 2
 fi
-flags=(-typecheck -swift-version 6 -I "$build/Modules")
+flags=(-typecheck -warnings-as-errors -swift-version 6 -I "$build/Modules")
 # The module maps SwiftPM generates for C targets, among them the package's
 # shims (CAFCurl, CAFOpenSSL, CAFSystem) that the AFNetworking module imports.
 for map in "$build"/*.build/module.modulemap; do

@@ -138,7 +138,16 @@ package enum RequestLog {
         let status = outcome.statusCode.map(String.init) ?? "-"
         let duration = metrics.map { String(format: "%.1f ms", $0.total * 1000) } ?? "-"
         let line = "\(target) \(status) \(outcome.entityBytes) B \(duration)"
-        for logger in loggers { emit(logger) { [metadata] in $0.info("\(line)", metadata: metadata) } }
+        // A 5xx is the server's failure and worth an operator's attention; any
+        // other status (a 404 included) is an answer the caller asked for.
+        let isServerFailure = outcome.statusCode.map { (500...599).contains($0) } ?? false
+        for logger in loggers {
+            if isServerFailure {
+                emit(logger) { [metadata] in $0.error("\(line)", metadata: metadata) }
+            } else {
+                emit(logger) { [metadata] in $0.info("\(line)", metadata: metadata) }
+            }
+        }
     }
 
     static func redacted(_ name: String, _ value: String) -> String {

@@ -31,6 +31,8 @@ extension SecurityPolicy {
     ///    `validatesDomainName`, as a plain X.509 chain otherwise.
     /// 4. Mode `.none`: accepted if `allowInvalidCertificates` or step 3 passed.
     /// 5. Otherwise a failed step 3 refuses unless `allowInvalidCertificates`.
+    ///    When the pins alone would have accepted the chain, the refusal's
+    ///    detail says so and names the two settings that would accept it.
     /// 6. `.certificate`: the chain is verified again with the pinned
     ///    certificates as the only anchors (host and dates still checked), and
     ///    a certificate of the chain built that way must be pinned.
@@ -58,7 +60,7 @@ extension SecurityPolicy {
             || (sslPinningMode == .publicKey && !pins.publicKeyDigests.isEmpty)
         if domain != nil, allowInvalidCertificates, validatesDomainName, sslPinningMode == .none || !hasPins {
             return .failure(SecurityPolicyError(.domainValidationRequiresPinning,
-                                                detail: "validating the domain of an untrusted certificate requires pinning"))
+                                                detail: Self.missingPinsAdvice(mode: sslPinningMode)))
         }
 
         let host = validatesDomainName ? domain : nil
@@ -73,22 +75,35 @@ extension SecurityPolicy {
             return .failure(SecurityPolicyError(.invalidChain, detail: "the trust store could not be loaded"))
         }
         let verification = verifyAgainst(anchors)
-        if let failure = verification.failure, !allowInvalidCertificates {
+        if var failure = verification.failure, !allowInvalidCertificates {
+            // The pins may have matched on their own: then say which setting is
+            // missing rather than only that the root is unknown.
+            if failure.reason == .untrustedRoot, sslPinningMode != .none,
+               pinFailure(pins, verification: verification, verifyAgainst: verifyAgainst) == nil {
+                failure.detail = Self.untrustedPinsAdvice(mode: sslPinningMode, chainFailure: failure.detail,
+                                                          explicitAnchors: trust.anchorCertificates != nil)
+            }
             return .failure(failure)
         }
+        return pinFailure(pins, verification: verification, verifyAgainst: verifyAgainst).map { .failure($0) } ?? .success(())
+    }
 
+    /// Steps 6 and 7: why the pins refuse the chain, or `nil` when they accept
+    /// it (always `nil` in mode `.none`). `verification` is step 3's outcome.
+    private func pinFailure(_ pins: PinSnapshot, verification: ChainVerification,
+                            verifyAgainst: (TrustStore) -> ChainVerification) -> SecurityPolicyError? {
         switch sslPinningMode {
         case .none:
-            return .success(())
+            return nil
         case .certificate:
             guard let pinStore = TrustStore.anchored(by: pins.anchors) else {
-                return .failure(SecurityPolicyError(.invalidChain, detail: "the pinned anchors could not be loaded"))
+                return SecurityPolicyError(.invalidChain, detail: "the pinned anchors could not be loaded")
             }
             let pinnedVerification = verifyAgainst(pinStore)
             if var failure = pinnedVerification.failure {
                 // Not reaching a pinned certificate is a pin mismatch, not an unknown root.
                 if failure.reason == .untrustedRoot { failure.reason = .pinMismatch }
-                return .failure(failure)
+                return failure
             }
             // As 2.7 reads the trust's chain after re-evaluating it with the pinned
             // anchors: the chain built up to a pinned certificate, which is where a
@@ -96,9 +111,7 @@ extension SecurityPolicy {
             let pinnedInChain = pinnedVerification.chain.contains { certificate in
                 certificate.derData.map(pins.certificateDERs.contains) ?? false
             }
-            return pinnedInChain
-                ? .success(())
-                : .failure(SecurityPolicyError(.pinMismatch, detail: "no certificate of the chain is pinned"))
+            return pinnedInChain ? nil : SecurityPolicyError(.pinMismatch, detail: "no certificate of the chain is pinned")
         case .publicKey:
             let pinnedKeyInChain = verification.chain.contains { certificate in
                 guard let key = certificate.subjectPublicKeyInfo else { return false }
@@ -106,9 +119,7 @@ extension SecurityPolicy {
                 guard !pins.publicKeyDigests.isEmpty, let digest = PublicKeyPins.sha256(key) else { return false }
                 return pins.publicKeyDigests.contains(digest)
             }
-            return pinnedKeyInChain
-                ? .success(())
-                : .failure(SecurityPolicyError(.pinMismatch, detail: "no public key of the chain is pinned"))
+            return pinnedKeyInChain ? nil : SecurityPolicyError(.pinMismatch, detail: "no public key of the chain is pinned")
         }
     }
 

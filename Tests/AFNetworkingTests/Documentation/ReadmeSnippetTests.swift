@@ -4,12 +4,16 @@ import XCTest
 /// Every ```swift block of README.md is a program that compiles against the
 /// package as built for these tests: each block is written to a directory of
 /// its own as `main.swift` and type-checked with the toolchain's `swiftc` in
-/// Swift 6 mode. A block whose last non-blank line before the fence is
+/// Swift 6 mode, warnings as errors. A block whose last non-blank line before the fence is
 /// `<!-- snippet: continues -->` is appended to the block before it (the
 /// README shows those as "continued"). Blocks that are not Swift programs
 /// (shell commands) are fenced ```sh and left alone.
 ///
-/// `scripts/check-readme-snippets.sh` applies the same rules outside XCTest.
+/// The DocC articles' blocks are checked the same way (see
+/// `testEverySwiftSnippetInTheDocCArticlesTypeChecks`); a block that needs
+/// another framework follows `<!-- snippet: not checked -->`.
+///
+/// `scripts/check-readme-snippets.sh` applies the README's rules outside XCTest.
 final class ReadmeSnippetTests: XCTestCase {
     /// The longest one `swiftc` run may take (a cold module cache costs a few seconds).
     private static let timeout: TimeInterval = 180
@@ -18,39 +22,133 @@ final class ReadmeSnippetTests: XCTestCase {
         let readme = Self.repositoryRoot.appendingPathComponent("README.md")
         let snippets = try ReadmeSnippets.extract(from: String(contentsOf: readme, encoding: .utf8))
         XCTAssertGreaterThanOrEqual(snippets.count, 5, "README.md should hold the usage examples as ```swift blocks")
+        try typeCheck(snippets, of: "README.md")
+    }
 
+    /// The DocC articles' ```swift blocks, by the README's rules, except that
+    /// an article may show a fragment: each block starts with an implicit
+    /// `import DocSnippetContext`, a module that re-exports AFNetworking and
+    /// Foundation and declares the objects the articles take for granted
+    /// (`manager`, `api`, `operation` …). A block that declares one of those
+    /// names itself shadows the context's.
+    func testEverySwiftSnippetInTheDocCArticlesTypeChecks() throws {
+        let catalog = Self.repositoryRoot.appendingPathComponent("Sources/AFNetworking/AFNetworking.docc")
+        let articles = try FileManager.default.contentsOfDirectory(atPath: catalog.path).filter { $0.hasSuffix(".md") }.sorted()
+        XCTAssertGreaterThanOrEqual(articles.count, 10, "the DocC catalog's articles")
+        var total = 0
+        try withScratchDirectory { scratch in
+            let context = try buildSnippetContext(in: scratch)
+            for article in articles {
+                let markdown = try String(contentsOf: catalog.appendingPathComponent(article), encoding: .utf8)
+                let snippets = try ReadmeSnippets.extract(from: markdown).map {
+                    ReadmeSnippets.Snippet(line: $0.line, source: "import DocSnippetContext\n" + $0.source)
+                }
+                total += snippets.count
+                try typeCheck(snippets, of: article, extraFlags: ["-I", context.path], scratch: scratch)
+            }
+        }
+        XCTAssertGreaterThanOrEqual(total, 40, "the articles' examples are ```swift blocks")
+    }
+
+    /// What the DocC articles' fragments assume exists.
+    private static let snippetContext = """
+        @_exported import AFNetworking
+        @_exported import Foundation
+        @_exported import Logging
+        #if canImport(FoundationNetworking)
+        @_exported import FoundationNetworking
+        #endif
+
+        public let manager = HTTPRequestOperationManager(baseURL: URL(string: "https://api.example.org/v1")!)
+        public let api = HTTPSessionManager(baseURL: URL(string: "https://api.example.org/v1")!)
+        public let operation = HTTPRequestOperation(request: URLRequest(url: URL(string: "https://api.example.org/v1/items")!))
+        public let urls = [URL(string: "https://example.org/a")!, URL(string: "https://example.org/b")!]
+        public let url = URL(string: "https://example.org/a")!
+        public let statusURL = URL(string: "https://example.org/status")!
+        public let isoURL = URL(string: "https://example.org/big.iso")!
+        public let request = URLRequest(url: URL(string: "https://example.org/a")!)
+        public let queue = OperationQueue()
+        public let callbacks = DispatchQueue(label: "callbacks")
+        public let operations = [HTTPRequestOperation(request: URLRequest(url: URL(string: "https://example.org/a")!))]
+        public let download = HTTPRequestOperation(request: URLRequest(url: URL(string: "https://example.org/big.iso")!))
+        public let sessionManager = URLSessionManager(sessionConfiguration: .default)
+        public let searchManager = HTTPRequestOperationManager(baseURL: URL(string: "https://search.internal/v2")!)
+        public let billingManager = HTTPRequestOperationManager(baseURL: URL(string: "https://billing.internal/v1")!)
+        public let serializer = HTTPRequestSerializer()
+        public let policy = SecurityPolicy.default()
+        public let leafDER = Data(), intermediateDER = Data(), rootDER = Data(), daemonCA = Data()
+        public let logger = Logger(label: "snippets")
+        """
+
+    /// Compiles `snippetContext` into a module `DocSnippetContext`; returns the directory holding it.
+    private func buildSnippetContext(in scratch: URL) throws -> URL {
+        let directory = scratch.appendingPathComponent("DocSnippetContext")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data(Self.snippetContext.utf8).write(to: directory.appendingPathComponent("Context.swift"))
+        let (swiftc, flags) = try compiler()
+        let arguments = flags + ["-module-cache-path", scratch.appendingPathComponent("ModuleCache").path,
+                                 "-parse-as-library", "-emit-module", "-module-name", "DocSnippetContext",
+                                 "-emit-module-path", directory.appendingPathComponent("DocSnippetContext.swiftmodule").path,
+                                 "Context.swift"]
+        let result = try Self.run(swiftc, arguments, in: directory, timeout: Self.timeout)
+        guard case .exited(0, _) = result else {
+            throw XCTSkip("the snippet context did not compile: \(result)")
+        }
+        return directory
+    }
+
+    /// swiftc and the flags that find the package's modules, or a failure saying what is missing.
+    private func compiler() throws -> (URL, [String]) {
         guard let build = Self.buildDirectory() else {
-            return XCTFail("""
+            XCTFail("""
                 no AFNetworking.swiftmodule next to the test bundle (\(Bundle(for: Self.self).bundleURL.path)); \
                 run `swift build --build-tests` first
                 """)
+            throw XCTSkip("no build directory")
         }
         guard let swiftc = Self.swiftc() else {
-            return XCTFail("no swiftc: put the Swift toolchain on the PATH or set SWIFTC")
+            XCTFail("no swiftc: put the Swift toolchain on the PATH or set SWIFTC")
+            throw XCTSkip("no swiftc")
         }
+        // Warnings are errors: in Swift 6 mode a data race through a
+        // `@preconcurrency` block is only a warning, and a snippet must not teach one.
+        return (swiftc, ["-warnings-as-errors", "-swift-version", "6"] + build.flags)
+    }
 
+    private func withScratchDirectory(_ body: (URL) throws -> Void) throws {
         let scratch = FileManager.default.temporaryDirectory
-            .appendingPathComponent("readme-snippets-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
+            .appendingPathComponent("doc-snippets-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        // One module cache for all snippets: only the first run fills it.
-        let arguments = ["-typecheck", "-swift-version", "6", "-module-cache-path", scratch.appendingPathComponent("ModuleCache").path]
-            + build.flags
+        try body(scratch)
+    }
 
+    /// Type-checks each snippet as the `main.swift` of a directory of its own.
+    private func typeCheck(_ snippets: [ReadmeSnippets.Snippet], of file: String, extraFlags: [String] = [],
+                           scratch: URL? = nil) throws {
+        guard let scratch else {
+            return try withScratchDirectory { try typeCheck(snippets, of: file, extraFlags: extraFlags, scratch: $0) }
+        }
+        let (swiftc, flags) = try compiler()
+        // One module cache for all snippets: only the first run fills it.
+        let arguments = ["-typecheck", "-module-cache-path", scratch.appendingPathComponent("ModuleCache").path]
+            + flags + extraFlags
         // One at a time: each run is short, and the machine may have two cores.
         for snippet in snippets {
-            let directory = scratch.appendingPathComponent("line-\(snippet.line)")
+            let directory = scratch.appendingPathComponent("\(file)-line-\(snippet.line)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try Data(snippet.source.utf8).write(to: directory.appendingPathComponent("main.swift"))
-            let result = try Self.run(swiftc, arguments + ["main.swift"], in: directory, timeout: Self.timeout)
+            // A program with an `@main` type has no top-level code.
+            let library = snippet.source.contains("\n@main") ? ["-parse-as-library"] : []
+            let result = try Self.run(swiftc, arguments + library + ["main.swift"], in: directory, timeout: Self.timeout)
             switch result {
             case .exited(0, _):
                 break
             case .exited(let status, let output):
-                XCTFail("README.md:\(snippet.line): the snippet does not compile (swiftc exit status \(status)):\n\(output)\n"
+                XCTFail("\(file):\(snippet.line): the snippet does not compile (swiftc exit status \(status)):\n\(output)\n"
                         + "--- main.swift ---\n\(Self.numbered(snippet.source))")
             case .timedOut(let output):
-                XCTFail("README.md:\(snippet.line): swiftc did not finish within \(Int(Self.timeout)) s:\n\(output)")
+                XCTFail("\(file):\(snippet.line): swiftc did not finish within \(Int(Self.timeout)) s:\n\(output)")
             }
         }
     }
@@ -83,6 +181,12 @@ final class ReadmeSnippetTests: XCTestCase {
         let snippets = try ReadmeSnippets.extract(from: markdown)
         XCTAssertEqual(snippets.map(\.line), [3, 18])
         XCTAssertEqual(snippets.map(\.source), ["let a = 1\nprint(a)\n", "let b = 2\n"])
+    }
+
+    func testABlockAfterTheSkipMarkerIsNotCollected() throws {
+        let markdown = "```swift\nlet a = 1\n```\n\n<!-- snippet: not checked -->\n```swift\napp.get()\n```\n```swift\nlet b = 2\n```\n"
+        XCTAssertEqual(try ReadmeSnippets.extract(from: markdown).map(\.source), ["let a = 1\n", "let b = 2\n"])
+        XCTAssertThrowsError(try ReadmeSnippets.extract(from: "<!-- snippet: not checked -->\nText.\n```swift\nlet a = 1\n```\n"))
     }
 
     func testAContinuationWithoutABlockBeforeItIsAnError() {
@@ -204,12 +308,16 @@ enum ReadmeSnippets {
     }
 
     static let continuationMarker = "<!-- snippet: continues -->"
+    /// Right before a ```swift block that needs what the package does not
+    /// have (another framework, such as Vapor): the block is not checked.
+    static let skipMarker = "<!-- snippet: not checked -->"
 
     static func extract(from markdown: String) throws -> [Snippet] {
         var snippets: [Snippet] = []
         var fence: (line: Int, isSwift: Bool, continues: Bool)?
         var body = ""
         var pendingMarker: Int?   // the line of a marker waiting for its block
+        var pendingSkip: Int?     // the line of a skip marker waiting for its block
         let lines = markdown.split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
         for (index, line) in lines.enumerated() {
@@ -232,6 +340,14 @@ enum ReadmeSnippets {
             }
             if trimmed.hasPrefix("```") {
                 let info = trimmed.dropFirst(3).split(separator: " ").first.map(String.init) ?? ""
+                if let skip = pendingSkip {
+                    guard info == "swift", pendingMarker == nil else {
+                        throw Malformed(line: skip, reason: "\(skipMarker) must come right before a ```swift block")
+                    }
+                    fence = (number, false, false)   // read past it, collect nothing
+                    pendingSkip = nil
+                    continue
+                }
                 let isSwift = info == "swift"
                 if pendingMarker != nil, !isSwift {
                     throw Malformed(line: number, reason: "\(continuationMarker) must come right before a ```swift block")
@@ -246,6 +362,10 @@ enum ReadmeSnippets {
             }
             if trimmed == continuationMarker {
                 pendingMarker = number
+            } else if trimmed == skipMarker {
+                pendingSkip = number
+            } else if !trimmed.isEmpty, let marker = pendingSkip {
+                throw Malformed(line: marker, reason: "\(skipMarker) must come right before a ```swift block")
             } else if !trimmed.isEmpty, let marker = pendingMarker {
                 throw Malformed(line: marker, reason: "\(continuationMarker) must come right before a ```swift block")
             }
