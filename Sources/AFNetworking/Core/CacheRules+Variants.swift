@@ -50,8 +50,13 @@ extension CacheRules {
     /// Fields that describe one connection, not the resource (RFC 9111 §3.1):
     /// never stored, never replayed from the cache.
     static func connectionFields(of response: HTTPURLResponse) -> Set<String> {
+        connectionFields(listedIn: response.value(forHTTPHeaderField: "Connection"))
+    }
+
+    /// The hop-by-hop fields plus those a `Connection` field value names, lowercased.
+    static func connectionFields(listedIn connection: String?) -> Set<String> {
         var names: Set<String> = ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade"]
-        for token in (response.value(forHTTPHeaderField: "Connection") ?? "").split(separator: ",") {
+        for token in (connection ?? "").split(separator: ",") {
             names.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
         }
         return names
@@ -79,10 +84,7 @@ extension CacheRules {
                 update[name] = value
             }
         }
-        var excluded: Set<String> = ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade", "content-length"]
-        for token in (confirmation.value(forField: "connection") ?? "").split(separator: ",") {
-            excluded.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
-        }
+        let excluded = connectionFields(listedIn: confirmation.value(forField: "connection")).union(["content-length"])
         var fields = headerFields(of: stored)
         for (name, value) in update where !excluded.contains(name.lowercased()) {
             if let existing = fields.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { fields[existing] = nil }

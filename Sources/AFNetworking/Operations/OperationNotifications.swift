@@ -14,11 +14,4 @@ enum CompletionDefaults {
     /// Off the network thread and off the main thread: where responses are
     /// serialized and batch bookkeeping runs.
     static let processingQueue = DispatchQueue(label: "com.alamofire.networking.http-request.processing", attributes: .concurrent)
-
-    /// Whether `queue` is the main queue (by the mark `MainQueueWork` sets on
-    /// it: on Linux every read of `DispatchQueue.main` makes a new wrapper
-    /// object, so `===` never holds).
-    static func isMain(_ queue: DispatchQueue) -> Bool {
-        MainQueueWork.isMain(queue)
-    }
 }

@@ -212,7 +212,8 @@ package final class Transfer: @unchecked Sendable {
                 awaitingTunnel = false
             }
             currentResponse = response
-            switch ContentDecoder.plan(forContentEncoding: response.values(forField: "content-encoding").joined(separator: ",")) {
+            let codings = response.hasField("content-encoding") ? response.values(forField: "content-encoding").joined(separator: ",") : nil
+            switch ContentDecoder.plan(forContentEncoding: codings) {
             case .identity, .passThrough:
                 contentDecoder = nil
             case .decode(let codings):

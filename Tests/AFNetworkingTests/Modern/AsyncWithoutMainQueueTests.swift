@@ -66,12 +66,12 @@ final class AsyncWithoutMainQueueTests: OperationTestCase {
 
     func testTheMainQueueIsToldFromOtherQueues() {
         // On Linux each read of `DispatchQueue.main` is a new object: identity cannot tell it.
-        XCTAssertTrue(CompletionDefaults.isMain(.main))
-        XCTAssertTrue(CompletionDefaults.isMain(DispatchQueue.main))
-        XCTAssertFalse(CompletionDefaults.isMain(DispatchQueue(label: "afn.tests.not-main")))
-        XCTAssertFalse(CompletionDefaults.isMain(DispatchQueue(label: "")))
-        XCTAssertFalse(CompletionDefaults.isMain(CompletionDefaults.processingQueue))
-        XCTAssertFalse(CompletionDefaults.isMain(.global()))
+        XCTAssertTrue(MainQueueWork.isMain(.main))
+        XCTAssertTrue(MainQueueWork.isMain(DispatchQueue.main))
+        XCTAssertFalse(MainQueueWork.isMain(DispatchQueue(label: "afn.tests.not-main")))
+        XCTAssertFalse(MainQueueWork.isMain(DispatchQueue(label: "")))
+        XCTAssertFalse(MainQueueWork.isMain(CompletionDefaults.processingQueue))
+        XCTAssertFalse(MainQueueWork.isMain(.global()))
     }
 
     func testOperationResultNeedsNoMainQueue() {
