@@ -27,8 +27,8 @@ final class SettingOverrideTests: XCTestCase {
         serializer.timeoutInterval = 120
         serializer.cachePolicy = .reloadIgnoringLocalCacheData
         XCTAssertEqual(serializer.timeoutInterval, 30)
-        XCTAssertEqual(serializer.observed,
-                       ["\(URLRequest.CachePolicy.useProtocolCachePolicy.rawValue)->\(URLRequest.CachePolicy.reloadIgnoringLocalCacheData.rawValue)"])
+        let (before, after) = (URLRequest.CachePolicy.useProtocolCachePolicy, URLRequest.CachePolicy.reloadIgnoringLocalCacheData)
+        XCTAssertEqual(serializer.observed, ["\(before.rawValue)->\(after.rawValue)"])
 
         let request = try serializer.request(withMethod: "GET", urlString: "http://127.0.0.1/", parameters: nil)
         XCTAssertEqual(request.timeoutInterval, 30)
