@@ -1,4 +1,5 @@
 import AFNetworking
+import AFNetworkingTransport
 import ArgumentParser
 import Foundation
 #if canImport(FoundationNetworking)
@@ -132,11 +133,11 @@ private struct BatchRun {
 
 /// An operation that remembers when its queue started it, for the time column.
 private final class TimedRequestOperation: HTTPRequestOperation, @unchecked Sendable {
-    // @unchecked: the only added state is a LockedBox.
-    private let startedAt = LockedBox<Date?>(nil)
+    // @unchecked: the only added state is a LockedState.
+    private let startedAt = LockedState<Date?>(nil)
 
     override func start() {
-        startedAt.update { $0 = $0 ?? Date() }
+        startedAt.withLock { $0 = $0 ?? Date() }
         super.start()
     }
 

@@ -1,43 +1,52 @@
+import AFNetworkingTransport
 import Foundation
 
 /// The results of a batch as they arrive, and the progress line they drive:
 /// `37/120 done, 2 failed` on stderr, redrawn in place (at most every 100 ms)
 /// when stderr is a terminal, written once at the end otherwise.
-final class BatchTally: @unchecked Sendable {
-    // @unchecked: every stored var is only touched under `lock`.
-    private let lock = NSLock()
-    private var slots: [BatchResult?]
-    private var done = 0
-    private var failed = 0
-    private var lastDraw = Date.distantPast
+final class BatchTally: Sendable {
+    private let state: LockedState<State>
 
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    private struct State {
+        var slots: [BatchResult?]
+        var done = 0
+        var failed = 0
+        var lastDraw = Date.distantPast
+
+        var line: String { "\(done)/\(slots.count) done, \(failed) failed" }
+    }
+
+    init(count: Int) { state = LockedState(State(slots: Array(repeating: nil, count: count))) }
+
+    // The progress line is written under the lock, so an older count never
+    // overwrites a newer one on the terminal.
 
     /// Stores the result for the URL at `index` and redraws the progress line.
     func record(_ result: BatchResult, at index: Int) {
-        lock.lock(); defer { lock.unlock() }
-        slots[index] = result
-        done += 1
-        if result.exitCode != ExitStatus.success { failed += 1 }
-        if Console.stderrIsTerminal, done == slots.count || Date().timeIntervalSince(lastDraw) >= 0.1 {
-            lastDraw = Date()
-            Console.err("\r\(line)\u{1B}[K")
+        state.withLock { state in
+            state.slots[index] = result
+            state.done += 1
+            if result.exitCode != ExitStatus.success { state.failed += 1 }
+            if Console.stderrIsTerminal, state.done == state.slots.count || Date().timeIntervalSince(state.lastDraw) >= 0.1 {
+                state.lastDraw = Date()
+                Console.err("\r\(state.line)\u{1B}[K")
+            }
         }
     }
 
     /// Ends the progress line.
     func finishProgress() {
-        lock.lock(); defer { lock.unlock() }
-        Console.err(Console.stderrIsTerminal ? "\r\(line)\u{1B}[K\n" : "\(line)\n")
+        state.withLock { state in
+            Console.err(Console.stderrIsTerminal ? "\r\(state.line)\u{1B}[K\n" : "\(state.line)\n")
+        }
     }
 
     /// The results in input order (a URL that never reported counts as failed).
     var results: [BatchResult] {
-        lock.lock(); defer { lock.unlock() }
-        return slots.map { $0 ?? BatchResult(url: "?", status: nil, bytes: 0, seconds: 0, error: "no result", exitCode: ExitStatus.other) }
+        state[\.slots].map {
+            $0 ?? BatchResult(url: "?", status: nil, bytes: 0, seconds: 0, error: "no result", exitCode: ExitStatus.other)
+        }
     }
-
-    private var line: String { "\(done)/\(slots.count) done, \(failed) failed" }
 }
 
 /// The summary printed at the end of a batch, on stdout.

@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 
 /// stdout and stderr, written straight to their file descriptors (never
@@ -5,15 +6,16 @@ import Foundation
 /// order) and line by line under one lock, so lines written from different
 /// queues never interleave.
 enum Console {
-    private static let lock = NSLock()
+    /// Held across each write: here the write itself is what must not
+    /// interleave, so (unlike the library's locks) it is done under the lock.
+    private static let lock = LockedState(())
 
     /// Whether stderr is a terminal (progress lines are redrawn in place only then).
     static let stderrIsTerminal = isatty(STDERR_FILENO) == 1
 
     /// Writes `data` to stdout as is.
     static func out(_ data: Data) {
-        lock.lock(); defer { lock.unlock() }
-        FileHandle.standardOutput.write(data)
+        lock.withLock { _ in FileHandle.standardOutput.write(data) }
     }
 
     /// Writes `text` and a newline to stdout.
@@ -23,34 +25,11 @@ enum Console {
 
     /// Writes `text` to stderr as is (progress lines redraw with "\r").
     static func err(_ text: String) {
-        lock.lock(); defer { lock.unlock() }
-        FileHandle.standardError.write(Data(text.utf8))
+        lock.withLock { _ in FileHandle.standardError.write(Data(text.utf8)) }
     }
 
     /// Writes `afn: <message>` and a newline to stderr.
     static func error(_ message: String) {
         err("afn: \(message)\n")
-    }
-}
-
-/// A value shared between blocks on other queues and the main thread.
-final class LockedBox<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `stored` is only touched under `lock`.
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
-
-    @discardableResult
-    func update<Result>(_ change: (inout Value) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return change(&stored)
     }
 }

@@ -1,4 +1,5 @@
 import AFNetworking
+import AFNetworkingTransport
 import ArgumentParser
 import Foundation
 #if canImport(FoundationNetworking)
@@ -78,9 +79,15 @@ func say(_ line: String) {
 }
 
 /// Lines printed in the order they were produced, from any queue.
-final class Log: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func add(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
-    func flush() { lock.lock(); lines.forEach { say($0) }; lines.removeAll(); lock.unlock() }
+final class Log: Sendable {
+    private let lines = LockedState<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    /// Prints the lines so far (taken under the lock, printed after it).
+    func flush() {
+        let taken = lines.withLock { lines in
+            defer { lines.removeAll() }
+            return lines
+        }
+        taken.forEach { say($0) }
+    }
 }

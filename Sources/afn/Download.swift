@@ -1,4 +1,5 @@
 import AFNetworking
+import AFNetworkingTransport
 import ArgumentParser
 import Foundation
 #if canImport(FoundationNetworking)
@@ -103,7 +104,7 @@ private struct DownloadRun {
     let destination: URL
 
     func start(resumeData: Data?, request: URLRequest) -> Outcome {
-        let result = LockedBox(Outcome())
+        let result = LockedState(Outcome())
         let done = DispatchSemaphore(value: 0)
         let destination = self.destination
         let bar = self.bar
@@ -123,7 +124,7 @@ private struct DownloadRun {
             return destination
         }
         let completion: @Sendable (URLResponse, URL?, Error?) -> Void = { _, _, error in
-            result.update { outcome in
+            result.withLock { outcome in
                 outcome.error = error
                 if outcome.resumeData == nil {
                     outcome.resumeData = (error as NSError?)?.userInfo[URLSessionDownloadTaskResumeData] as? Data
@@ -141,8 +142,8 @@ private struct DownloadRun {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: callbackQueue)
             source.setEventHandler {
-                result.update { $0.interrupted = true }
-                task.cancel(byProducingResumeData: { data in result.update { $0.resumeData = data } })
+                result.withLock { $0.interrupted = true }
+                task.cancel(byProducingResumeData: { data in result.withLock { $0.resumeData = data } })
             }
             source.resume()
             sources.append(source)

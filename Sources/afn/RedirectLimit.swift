@@ -1,4 +1,5 @@
 import AFNetworking
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -8,12 +9,10 @@ import FoundationNetworking
 /// redirect block): up to N redirects are followed; with 0 none is, and the
 /// 3xx is the response (as curl without -L). A redirect past N > 0 is not
 /// followed either, and the tool exits 47 as curl does.
-final class RedirectLimit: @unchecked Sendable {
-    // @unchecked: `followed` and `refused` are only touched under `lock`.
+final class RedirectLimit: Sendable {
     let maximum: Int
-    private let lock = NSLock()
-    private var followed = 0
-    private var refused = false
+    /// Redirects followed so far, and whether one was refused.
+    private let counts = LockedState((followed: 0, refused: false))
 
     init(maximum: Int) {
         self.maximum = maximum
@@ -21,20 +20,19 @@ final class RedirectLimit: @unchecked Sendable {
 
     /// The request to send for one more redirect, or nil once the limit is reached.
     func follow(_ proposed: URLRequest) -> URLRequest? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard followed < maximum else {
-            refused = true
-            return nil
+        let allowed = counts.withLock { counts in
+            guard counts.followed < maximum else {
+                counts.refused = true
+                return false
+            }
+            counts.followed += 1
+            return true
         }
-        followed += 1
-        return proposed
+        return allowed ? proposed : nil
     }
 
     /// A redirect beyond a limit above zero came (and was not followed): curl's error 47.
     var exceeded: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return refused && maximum > 0
+        counts[\.refused] && maximum > 0
     }
 }

@@ -67,7 +67,7 @@ open class NetworkActivityIndicatorManager: NSObject, @unchecked Sendable {
     /// Whether the visible flag follows the activity (default false). Turning
     /// it off hides the indicator at once; turning it on waits for the next change.
     public var isEnabled: Bool {
-        get { state.withLock { $0.isEnabled } }
+        get { state[\.isEnabled] }
         set {
             apply { state in
                 state.isEnabled = newValue
@@ -77,27 +77,25 @@ open class NetworkActivityIndicatorManager: NSObject, @unchecked Sendable {
     }
 
     /// Whether the indicator is showing.
-    public var isNetworkActivityIndicatorVisible: Bool { state.withLock { $0.machine.isVisible } }
+    public var isNetworkActivityIndicatorVisible: Bool { state[\.machine.isVisible] }
 
     /// Requests in flight (counted whether or not the manager is enabled).
-    public var activityCount: Int { state.withLock { $0.activityCount } }
+    public var activityCount: Int { state[\.activityCount] }
 
     /// How long activity must last before the indicator shows (default 1 s).
     public var activationDelay: TimeInterval {
-        get { state.withLock { $0.activationDelay } }
-        set { state.withLock { $0.activationDelay = newValue } }
+        get { state[\.activationDelay] } set { state.set(\.activationDelay, to: newValue) }
     }
 
     /// How long the indicator stays after activity stopped (default 0.17 s).
     public var completionDelay: TimeInterval {
-        get { state.withLock { $0.completionDelay } }
-        set { state.withLock { $0.completionDelay = newValue } }
+        get { state[\.completionDelay] } set { state.set(\.completionDelay, to: newValue) }
     }
 
     /// Called on the main queue with the new value each time the visible flag changes.
     @preconcurrency
     public func setNetworkingActivityActionWithBlock(_ block: (@Sendable (Bool) -> Void)?) {
-        state.withLock { $0.action = block }
+        state.set(\.action, to: block)
     }
 
     // MARK: - Counting

@@ -41,19 +41,17 @@ open class AutoPurgingImageCache: NSObject, ImageRequestCache, @unchecked Sendab
     /// The most bytes held after any `add` returns. Changing it purges
     /// nothing until the next `add`.
     open var memoryCapacity: UInt64 {
-        get { state.withLock { $0.memoryCapacity } }
-        set { state.withLock { $0.memoryCapacity = newValue } }
+        get { state[\.memoryCapacity] } set { state.set(\.memoryCapacity, to: newValue) }
     }
 
     /// The bytes a purge brings the cache down to. Changing it purges nothing
     /// until the next `add`.
     open var preferredMemoryUsageAfterPurge: UInt64 {
-        get { state.withLock { $0.preferredMemoryUsageAfterPurge } }
-        set { state.withLock { $0.preferredMemoryUsageAfterPurge = newValue } }
+        get { state[\.preferredMemoryUsageAfterPurge] } set { state.set(\.preferredMemoryUsageAfterPurge, to: newValue) }
     }
 
     /// The bytes of the images held now (the sum of their decoded sizes).
-    open var memoryUsage: UInt64 { state.withLock { $0.ledger.usage } }
+    open var memoryUsage: UInt64 { state[\.ledger.usage] }
 
     /// Stores `image` under `identifier` as the most recently accessed image,
     /// replacing any image held there, then purges when over capacity.

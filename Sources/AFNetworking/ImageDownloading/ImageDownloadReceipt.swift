@@ -19,13 +19,11 @@ open class ImageDownloadReceipt: NSObject, @unchecked Sendable {
 
     /// The download's data task, shared by every receipt of that download.
     public var task: URLSessionDataTask {
-        get { state.withLock { $0.task } }
-        set { state.withLock { $0.task = newValue } }
+        get { state[\.task] } set { state.set(\.task, to: newValue) }
     }
 
     /// Identifies this caller's blocks within the download.
     public var receiptID: UUID {
-        get { state.withLock { $0.receiptID } }
-        set { state.withLock { $0.receiptID = newValue } }
+        get { state[\.receiptID] } set { state.set(\.receiptID, to: newValue) }
     }
 }

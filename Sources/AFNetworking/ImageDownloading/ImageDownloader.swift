@@ -36,21 +36,18 @@ open class ImageDownloader: NSObject, @unchecked Sendable {
     /// The cache consulted before downloading and filled after (an
     /// ``AutoPurgingImageCache`` by default); nil downloads every time.
     open var imageCache: (any ImageRequestCache)? {
-        get { state.withLock { $0.imageCache } }
-        set { state.withLock { $0.imageCache = newValue } }
+        get { state[\.imageCache] } set { state.set(\.imageCache, to: newValue) }
     }
 
     /// The manager whose data tasks carry the downloads.
     open var sessionManager: HTTPSessionManager {
-        get { state.withLock { $0.sessionManager } }
-        set { state.withLock { $0.sessionManager = newValue } }
+        get { state[\.sessionManager] } set { state.set(\.sessionManager, to: newValue) }
     }
 
     /// The order queued downloads start in, read when a download is queued
     /// (3.2.1's spelling; the same property as ``downloadPrioritization``).
     open var downloadPrioritizaton: ImageDownloadPrioritization {
-        get { state.withLock { $0.prioritization } }
-        set { state.withLock { $0.prioritization = newValue } }
+        get { state[\.prioritization] } set { state.set(\.prioritization, to: newValue) }
     }
 
     /// The order queued downloads start in, read when a download is queued.

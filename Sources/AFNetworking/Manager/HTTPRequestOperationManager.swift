@@ -41,83 +41,69 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
 
     /// Builds each request (default `HTTPRequestSerializer()`).
     public var requestSerializer: HTTPRequestSerializer {
-        get { state.withLock { $0.requestSerializer } }
-        set { state.withLock { $0.requestSerializer = newValue } }
+        get { state[\.requestSerializer] } set { state.set(\.requestSerializer, to: newValue) }
     }
     /// Given to each operation (default `JSONResponseSerializer()`). Shared,
     /// as in 2.7: serializers are thread-safe, so changing its settings while
     /// operations run is safe and affects those that have not serialized yet.
     public var responseSerializer: HTTPResponseSerializer {
-        get { state.withLock { $0.responseSerializer } }
-        set { state.withLock { $0.responseSerializer = newValue } }
+        get { state[\.responseSerializer] } set { state.set(\.responseSerializer, to: newValue) }
     }
     /// Where the verb methods enqueue their operations.
     public var operationQueue: OperationQueue {
-        get { state.withLock { $0.operationQueue } }
-        set { state.withLock { $0.operationQueue = newValue } }
+        get { state[\.operationQueue] } set { state.set(\.operationQueue, to: newValue) }
     }
     /// Copied onto each operation (default true).
     public var shouldUseCredentialStorage: Bool {
-        get { state.withLock { $0.shouldUseCredentialStorage } }
-        set { state.withLock { $0.shouldUseCredentialStorage = newValue } }
+        get { state[\.shouldUseCredentialStorage] } set { state.set(\.shouldUseCredentialStorage, to: newValue) }
     }
     /// Copied onto each operation.
     public var credential: URLCredential? {
-        get { state.withLock { $0.credential } }
-        set { state.withLock { $0.credential = newValue } }
+        get { state[\.credential] } set { state.set(\.credential, to: newValue) }
     }
     /// Given to each operation (default `SecurityPolicy.default()`). Shared, as
     /// in 2.7; each hop of each operation takes a snapshot when it starts.
     public var securityPolicy: SecurityPolicy {
-        get { state.withLock { $0.securityPolicy } }
-        set { state.withLock { $0.securityPolicy = newValue } }
+        get { state[\.securityPolicy] } set { state.set(\.securityPolicy, to: newValue) }
     }
     /// Watches the network (`NetworkReachabilityManager.shared()`, as in 2.6+); not started by the manager.
     public var reachabilityManager: NetworkReachabilityManager {
-        get { state.withLock { $0.reachabilityManager } }
-        set { state.withLock { $0.reachabilityManager = newValue } }
+        get { state[\.reachabilityManager] } set { state.set(\.reachabilityManager, to: newValue) }
     }
     /// Copied onto each operation (nil = main queue).
     public var completionQueue: DispatchQueue? {
-        get { state.withLock { $0.completionQueue } }
-        set { state.withLock { $0.completionQueue = newValue } }
+        get { state[\.completionQueue] } set { state.set(\.completionQueue, to: newValue) }
     }
     /// Copied onto each operation (nil = a shared group).
     public var completionGroup: DispatchGroup? {
-        get { state.withLock { $0.completionGroup } }
-        set { state.withLock { $0.completionGroup = newValue } }
+        get { state[\.completionGroup] } set { state.set(\.completionGroup, to: newValue) }
     }
 
     /// The proxies of every operation the manager makes (copied to each, as
     /// `URLConnectionOperation.connectionProxyDictionary`; same keys and
     /// rules). nil (the default): the environment decides; empty: direct.
     public var connectionProxyDictionary: [AnyHashable: Any]? {
-        get { state.withLock { $0.proxies } }
-        set { state.withLock { $0.proxies = newValue } }
+        get { state[\.proxies] } set { state.set(\.proxies, to: newValue) }
     }
 
     /// Copied onto each operation: presented in TLS handshakes (mutual TLS).
     public var clientCertificate: ClientCertificate? {
-        get { state.withLock { $0.clientCertificate } }
-        set { state.withLock { $0.clientCertificate = newValue } }
+        get { state[\.clientCertificate] } set { state.set(\.clientCertificate, to: newValue) }
     }
 
     /// Copied onto each operation: its total time budget (0: none).
     public var timeoutIntervalForResource: TimeInterval {
-        get { state.withLock { $0.timeoutIntervalForResource } }
-        set { state.withLock { $0.timeoutIntervalForResource = newValue } }
+        get { state[\.timeoutIntervalForResource] } set { state.set(\.timeoutIntervalForResource, to: newValue) }
     }
 
     /// Copied onto each operation: when failures are retried (nil: never).
     public var retryPolicy: RetryPolicy? {
-        get { state.withLock { $0.retryPolicy } }
-        set { state.withLock { $0.retryPolicy = newValue } }
+        get { state[\.retryPolicy] } set { state.set(\.retryPolicy, to: newValue) }
     }
 
     /// Copied onto each operation: where its activity is logged (nil: the shared logger's).
     public var logger: Logger? {
-        get { state.withLock { $0.logger } }
-        set { state.withLock { $0.logger = newValue } }
+        get { state[\.logger] } set { state.set(\.logger, to: newValue) }
     }
 
     /// A manager for `baseURL` (nil: URL strings must be absolute).

@@ -20,7 +20,7 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
 
     /// A manager for `url` (a path gets a trailing "/") and `configuration` (nil: `.default`).
     public init(baseURL url: URL?, sessionConfiguration configuration: URLSessionConfiguration?) {
-        http.withLock { $0.baseURL = BaseURL.normalized(url) }
+        http.set(\.baseURL, to: BaseURL.normalized(url))
         super.init(sessionConfiguration: configuration)
     }
 
@@ -41,14 +41,12 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
 
     /// Every relative URL string is resolved against it (as `URL(string:relativeTo:)`).
     public private(set) var baseURL: URL? {
-        get { http.withLock { $0.baseURL } }
-        set { http.withLock { $0.baseURL = newValue } }
+        get { http[\.baseURL] } set { http.set(\.baseURL, to: newValue) }
     }
 
     /// Builds each request (default `HTTPRequestSerializer()`).
     public var requestSerializer: HTTPRequestSerializer {
-        get { http.withLock { $0.requestSerializer } }
-        set { http.withLock { $0.requestSerializer = newValue } }
+        get { http[\.requestSerializer] } set { http.set(\.requestSerializer, to: newValue) }
     }
 
     // MARK: - Verbs

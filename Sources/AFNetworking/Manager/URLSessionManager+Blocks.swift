@@ -47,7 +47,7 @@ extension URLSessionManager {
     /// Runs when the invalidated session has no task left (error nil).
     @preconcurrency
     public func setSessionDidBecomeInvalidBlock(_ block: (@Sendable (URLSession, Error?) -> Void)?) {
-        blocks.withLock { $0.sessionDidBecomeInvalid = block }
+        blocks.set(\.sessionDidBecomeInvalid, to: block)
     }
 
     /// Stored; never called on Linux, where server trust is decided by
@@ -57,13 +57,13 @@ extension URLSessionManager {
         _ block: (@Sendable (URLSession, URLAuthenticationChallenge,
                              UnsafeMutablePointer<URLCredential?>?) -> URLSession.AuthChallengeDisposition)?
     ) {
-        blocks.withLock { $0.sessionDidReceiveChallenge = block }
+        blocks.set(\.sessionDidReceiveChallenge, to: block)
     }
 
     /// Stored; never called (Linux has no background sessions).
     @preconcurrency
     public func setDidFinishEventsForBackgroundURLSessionBlock(_ block: (@Sendable (URLSession) -> Void)?) {
-        blocks.withLock { $0.didFinishEventsForBackgroundURLSession = block }
+        blocks.set(\.didFinishEventsForBackgroundURLSession, to: block)
     }
 
     // MARK: - Tasks
@@ -72,7 +72,7 @@ extension URLSessionManager {
     /// a retry after 401/407); nil falls back to copying a multipart body.
     @preconcurrency
     public func setTaskNeedNewBodyStreamBlock(_ block: (@Sendable (URLSession, URLSessionTask) -> InputStream?)?) {
-        blocks.withLock { $0.taskNeedNewBodyStream = block }
+        blocks.set(\.taskNeedNewBodyStream, to: block)
     }
 
     /// Sees every redirect hop; returns the request to send, or nil to stop
@@ -81,7 +81,7 @@ extension URLSessionManager {
     public func setTaskWillPerformHTTPRedirectionBlock(
         _ block: (@Sendable (URLSession, URLSessionTask, URLResponse, URLRequest) -> URLRequest?)?
     ) {
-        blocks.withLock { $0.taskWillPerformHTTPRedirection = block }
+        blocks.set(\.taskWillPerformHTTPRedirection, to: block)
     }
 
     /// Answers HTTP authentication challenges (401/407, Basic and Digest):
@@ -92,20 +92,20 @@ extension URLSessionManager {
         _ block: (@Sendable (URLSession, URLSessionTask, URLAuthenticationChallenge,
                              UnsafeMutablePointer<URLCredential?>?) -> URLSession.AuthChallengeDisposition)?
     ) {
-        blocks.withLock { $0.taskDidReceiveChallenge = block }
+        blocks.set(\.taskDidReceiveChallenge, to: block)
     }
 
     /// Upload progress: (bytes since the last call, total sent, expected or −1).
     @preconcurrency
     public func setTaskDidSendBodyDataBlock(_ block: (@Sendable (URLSession, URLSessionTask, Int64, Int64, Int64) -> Void)?) {
-        blocks.withLock { $0.taskDidSendBodyData = block }
+        blocks.set(\.taskDidSendBodyData, to: block)
     }
 
     /// A task completed; the error is the transport's (serialization errors
     /// reach only the completion handler, as in 2.7).
     @preconcurrency
     public func setTaskDidCompleteBlock(_ block: (@Sendable (URLSession, URLSessionTask, Error?) -> Void)?) {
-        blocks.withLock { $0.taskDidComplete = block }
+        blocks.set(\.taskDidComplete, to: block)
     }
 
     // MARK: - Data tasks
@@ -116,7 +116,7 @@ extension URLSessionManager {
     public func setDataTaskDidReceiveResponseBlock(
         _ block: (@Sendable (URLSession, URLSessionDataTask, URLResponse) -> URLSession.ResponseDisposition)?
     ) {
-        blocks.withLock { $0.dataTaskDidReceiveResponse = block }
+        blocks.set(\.dataTaskDidReceiveResponse, to: block)
     }
 
     /// A data task became a download task (`.becomeDownload`).
@@ -124,13 +124,13 @@ extension URLSessionManager {
     public func setDataTaskDidBecomeDownloadTaskBlock(
         _ block: (@Sendable (URLSession, URLSessionDataTask, URLSessionDownloadTask) -> Void)?
     ) {
-        blocks.withLock { $0.dataTaskDidBecomeDownloadTask = block }
+        blocks.set(\.dataTaskDidBecomeDownloadTask, to: block)
     }
 
     /// Every piece of a data task's body, in order.
     @preconcurrency
     public func setDataTaskDidReceiveDataBlock(_ block: (@Sendable (URLSession, URLSessionDataTask, Data) -> Void)?) {
-        blocks.withLock { $0.dataTaskDidReceiveData = block }
+        blocks.set(\.dataTaskDidReceiveData, to: block)
     }
 
     /// Sees a storable response before the configuration's `urlCache` stores
@@ -139,7 +139,7 @@ extension URLSessionManager {
     public func setDataTaskWillCacheResponseBlock(
         _ block: (@Sendable (URLSession, URLSessionDataTask, CachedURLResponse) -> CachedURLResponse?)?
     ) {
-        blocks.withLock { $0.dataTaskWillCacheResponse = block }
+        blocks.set(\.dataTaskWillCacheResponse, to: block)
     }
 
     // MARK: - Download tasks
@@ -148,19 +148,19 @@ extension URLSessionManager {
     /// task's own destination (nil lets the task's destination decide).
     @preconcurrency
     public func setDownloadTaskDidFinishDownloadingBlock(_ block: (@Sendable (URLSession, URLSessionDownloadTask, URL) -> URL?)?) {
-        blocks.withLock { $0.downloadTaskDidFinishDownloading = block }
+        blocks.set(\.downloadTaskDidFinishDownloading, to: block)
     }
 
     /// Download progress: (bytes since the last call, total written, expected
     /// or −1); for a resumed download the totals include the offset.
     @preconcurrency
     public func setDownloadTaskDidWriteDataBlock(_ block: (@Sendable (URLSession, URLSessionDownloadTask, Int64, Int64, Int64) -> Void)?) {
-        blocks.withLock { $0.downloadTaskDidWriteData = block }
+        blocks.set(\.downloadTaskDidWriteData, to: block)
     }
 
     /// A download resumed from resume data: (offset, expected total bytes).
     @preconcurrency
     public func setDownloadTaskDidResumeBlock(_ block: (@Sendable (URLSession, URLSessionDownloadTask, Int64, Int64) -> Void)?) {
-        blocks.withLock { $0.downloadTaskDidResume = block }
+        blocks.set(\.downloadTaskDidResume, to: block)
     }
 }

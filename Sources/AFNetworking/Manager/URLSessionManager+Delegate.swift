@@ -8,13 +8,13 @@ import FoundationNetworking
 /// the class body so that subclasses can override them).
 extension URLSessionManager {
     func sessionDidBecomeInvalid(_ session: URLSession, error: Error?) {
-        blocks.withLock { $0.sessionDidBecomeInvalid }?(session, error)
+        blocks[\.sessionDidBecomeInvalid]?(session, error)
         NotificationCenter.default.post(name: .AFURLSessionDidInvalidate, object: session)
     }
 
     func sessionDidReceive(_ session: URLSession, challenge: URLAuthenticationChallenge,
                            completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        guard let block = blocks.withLock({ $0.sessionDidReceiveChallenge }) else {
+        guard let block = blocks[\.sessionDidReceiveChallenge] else {
             return completionHandler(.performDefaultHandling, nil)
         }
         var credential: URLCredential?
@@ -24,13 +24,13 @@ extension URLSessionManager {
 
     func taskWillPerformRedirection(_ session: URLSession, task: URLSessionTask, response: HTTPURLResponse, request: URLRequest,
                                     completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        guard let block = blocks.withLock({ $0.taskWillPerformHTTPRedirection }) else { return completionHandler(request) }
+        guard let block = blocks[\.taskWillPerformHTTPRedirection] else { return completionHandler(request) }
         completionHandler(block(session, task, response, request))
     }
 
     func taskDidReceive(_ session: URLSession, task: URLSessionTask, challenge: URLAuthenticationChallenge,
                         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        guard let block = blocks.withLock({ $0.taskDidReceiveChallenge }) else {
+        guard let block = blocks[\.taskDidReceiveChallenge] else {
             return completionHandler(.performDefaultHandling, nil)
         }
         var credential: URLCredential?
@@ -39,7 +39,7 @@ extension URLSessionManager {
     }
 
     func taskNeedNewBodyStream(_ session: URLSession, task: URLSessionTask, completionHandler: @escaping @Sendable (InputStream?) -> Void) {
-        if let block = blocks.withLock({ $0.taskNeedNewBodyStream }), let stream = block(session, task) {
+        if let block = blocks[\.taskNeedNewBodyStream], let stream = block(session, task) {
             return completionHandler(stream)
         }
         // As 2.7: a stream that can copy itself (the multipart body) is sent again.
@@ -52,7 +52,7 @@ extension URLSessionManager {
     /// `AFURLSessionDownloadTaskDidFailToMoveFile` with the error's userInfo.
     func downloadTaskDidFinish(_ session: URLSession, downloadTask: URLSessionDownloadTask, location: URL) {
         guard let driver = ownDriver(of: downloadTask) else { return }
-        var destination = blocks.withLock { $0.downloadTaskDidFinishDownloading }?(session, downloadTask, location)
+        var destination = blocks[\.downloadTaskDidFinishDownloading]?(session, downloadTask, location)
         if destination == nil, let taskDestination = driver.destination {
             let response = downloadTask.response ?? URLResponse(url: location, mimeType: nil, expectedContentLength: -1, textEncodingName: nil)
             destination = taskDestination(location, response)

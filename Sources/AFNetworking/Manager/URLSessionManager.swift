@@ -59,7 +59,7 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
         ownsDelegateMethods = Swift.type(of: self) == URLSessionManager.self || Swift.type(of: self) == HTTPSessionManager.self
         super.init()
         let session = ManagedSession(manager: self, configuration: sessionConfiguration, events: events)
-        state.withLock { $0.session = session }
+        state.set(\.session, to: session)
     }
 
     /// A manager for the default configuration.
@@ -75,7 +75,7 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
 
     var managedSession: ManagedSession {
         // Set in init before anything can read it.
-        state.withLock { $0.session }!
+        state[\.session]!
     }
 
     /// The session's delegate queue: delegate methods and blocks run here,
@@ -84,69 +84,61 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
 
     /// Makes the completion handlers' response objects (default `JSONResponseSerializer()`).
     public var responseSerializer: HTTPResponseSerializer {
-        get { state.withLock { $0.responseSerializer } }
-        set { state.withLock { $0.responseSerializer = newValue } }
+        get { state[\.responseSerializer] } set { state.set(\.responseSerializer, to: newValue) }
     }
 
     /// Judges servers' certificates inside the TLS handshake (default
     /// `SecurityPolicy.default()`); each task takes it as it is when created.
     public var securityPolicy: SecurityPolicy {
-        get { state.withLock { $0.securityPolicy } }
-        set { state.withLock { $0.securityPolicy = newValue } }
+        get { state[\.securityPolicy] } set { state.set(\.securityPolicy, to: newValue) }
     }
 
     /// Watches the network (`NetworkReachabilityManager.shared()`); not started by the manager.
     public var reachabilityManager: NetworkReachabilityManager {
         get {
-            if let manager = state.withLock({ $0.reachabilityManager }) { return manager }
+            if let manager = state[\.reachabilityManager] { return manager }
             let shared = NetworkReachabilityManager.shared()
             return state.withLock { state in
                 if state.reachabilityManager == nil { state.reachabilityManager = shared }
                 return state.reachabilityManager ?? shared
             }
         }
-        set { state.withLock { $0.reachabilityManager = newValue } }
+        set { state.set(\.reachabilityManager, to: newValue) }
     }
 
     /// Where completion handlers run (nil: the main queue).
     public var completionQueue: DispatchQueue? {
-        get { state.withLock { $0.completionQueue } }
-        set { state.withLock { $0.completionQueue = newValue } }
+        get { state[\.completionQueue] } set { state.set(\.completionQueue, to: newValue) }
     }
 
     /// The group completion handlers run in (nil: a private shared group). It
     /// is entered when a task's completion is scheduled, not when it starts.
     public var completionGroup: DispatchGroup? {
-        get { state.withLock { $0.completionGroup } }
-        set { state.withLock { $0.completionGroup = newValue } }
+        get { state[\.completionGroup] } set { state.set(\.completionGroup, to: newValue) }
     }
 
     /// Presented in the TLS handshakes of the tasks made from now on (mutual
     /// TLS); each task takes it when created. Beyond 2.x, which answered
     /// client-certificate challenges, which Linux does not have.
     public var clientCertificate: ClientCertificate? {
-        get { state.withLock { $0.clientCertificate } }
-        set { state.withLock { $0.clientCertificate = newValue } }
+        get { state[\.clientCertificate] } set { state.set(\.clientCertificate, to: newValue) }
     }
 
     /// When failures of the tasks made from now on are retried (nil, the
     /// default: never); each task takes it when created. See `RetryPolicy`.
     public var retryPolicy: RetryPolicy? {
-        get { state.withLock { $0.retryPolicy } }
-        set { state.withLock { $0.retryPolicy = newValue } }
+        get { state[\.retryPolicy] } set { state.set(\.retryPolicy, to: newValue) }
     }
 
     /// Where the activity of the tasks made from now on is logged (nil: the
     /// shared logger's, `NetworkActivityLogger.shared`).
     public var logger: Logger? {
-        get { state.withLock { $0.logger } }
-        set { state.withLock { $0.logger = newValue } }
+        get { state[\.logger] } set { state.set(\.logger, to: newValue) }
     }
 
     /// Accepted for source compatibility; Linux has no background sessions.
     public var attemptsToRecreateUploadTasksForBackgroundSessions: Bool {
-        get { state.withLock { $0.attemptsToRecreateUploadTasksForBackgroundSessions } }
-        set { state.withLock { $0.attemptsToRecreateUploadTasksForBackgroundSessions = newValue } }
+        get { state[\.attemptsToRecreateUploadTasksForBackgroundSessions] } set { state.set(\.attemptsToRecreateUploadTasksForBackgroundSessions, to: newValue) }
     }
 
     /// Tasks not yet completed, in creation order (never-resumed ones included).
@@ -328,12 +320,12 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
     /// Upload progress: the did-send-body-data block.
     open func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
                          totalBytesExpectedToSend: Int64) {
-        blocks.withLock { $0.taskDidSendBodyData }?(session, task, bytesSent, totalBytesSent, totalBytesExpectedToSend)
+        blocks[\.taskDidSendBodyData]?(session, task, bytesSent, totalBytesSent, totalBytesExpectedToSend)
     }
 
     /// The task completed (`error`: the transport's): the did-complete block.
     open func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        blocks.withLock { $0.taskDidComplete }?(session, task, error)
+        blocks[\.taskDidComplete]?(session, task, error)
     }
 
     // MARK: - URLSessionDataDelegate
@@ -341,29 +333,29 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
     /// The response of a data task: the did-receive-response block's disposition, else `.allow`.
     open func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                          completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        completionHandler(blocks.withLock { $0.dataTaskDidReceiveResponse }?(session, dataTask, response) ?? .allow)
+        completionHandler(blocks[\.dataTaskDidReceiveResponse]?(session, dataTask, response) ?? .allow)
     }
 
     /// The data task became `downloadTask` (`.becomeDownload`): the did-become-download block.
     open func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didBecome downloadTask: URLSessionDownloadTask) {
-        blocks.withLock { $0.dataTaskDidBecomeDownloadTask }?(session, dataTask, downloadTask)
+        blocks[\.dataTaskDidBecomeDownloadTask]?(session, dataTask, downloadTask)
     }
 
     /// A piece of a data task's body: the did-receive-data block.
     open func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        blocks.withLock { $0.dataTaskDidReceiveData }?(session, dataTask, data)
+        blocks[\.dataTaskDidReceiveData]?(session, dataTask, data)
     }
 
     /// A storable response: the will-cache block's answer (nil stores nothing), else the proposal.
     open func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
                          completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void) {
-        guard let block = blocks.withLock({ $0.dataTaskWillCacheResponse }) else { return completionHandler(proposedResponse) }
+        guard let block = blocks[\.dataTaskWillCacheResponse] else { return completionHandler(proposedResponse) }
         completionHandler(block(session, dataTask, proposedResponse))
     }
 
     /// Accepted for source compatibility; never called (no background sessions on Linux).
     open func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
-        guard let block = blocks.withLock({ $0.didFinishEventsForBackgroundURLSession }) else { return }
+        guard let block = blocks[\.didFinishEventsForBackgroundURLSession] else { return }
         DispatchQueue.main.async { block(session) }
     }
 
@@ -378,13 +370,13 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
     /// Download progress: the did-write-data block.
     open func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
                          totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64) {
-        blocks.withLock { $0.downloadTaskDidWriteData }?(session, downloadTask, bytesWritten, totalBytesWritten, totalBytesExpectedToWrite)
+        blocks[\.downloadTaskDidWriteData]?(session, downloadTask, bytesWritten, totalBytesWritten, totalBytesExpectedToWrite)
     }
 
     /// A resumed download continues at `fileOffset` (0: the server sent the whole entity again).
     open func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didResumeAtOffset fileOffset: Int64,
                          expectedTotalBytes: Int64) {
-        blocks.withLock { $0.downloadTaskDidResume }?(session, downloadTask, fileOffset, expectedTotalBytes)
+        blocks[\.downloadTaskDidResume]?(session, downloadTask, fileOffset, expectedTotalBytes)
     }
 
     // MARK: - NSSecureCoding, NSCopying

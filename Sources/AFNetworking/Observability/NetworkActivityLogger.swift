@@ -37,8 +37,7 @@ public final class NetworkActivityLogger: Sendable {
 
     /// Where records go; nil (the default) logs nothing.
     public var logger: Logger? {
-        get { current.withLock { $0 } }
-        set { current.withLock { $0 = newValue } }
+        get { current[\.self] } set { current.set(\.self, to: newValue) }
     }
 
     /// From now on, every operation's and task's records also go to this

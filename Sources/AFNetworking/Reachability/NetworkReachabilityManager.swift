@@ -40,7 +40,7 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
     /// A manager released while monitoring stops (2.7's `dealloc` did): its
     /// netlink socket would otherwise stay open for the life of the process.
     deinit {
-        state.withLock { $0.monitor }?.stop()
+        state[\.monitor]?.stop()
     }
 
     /// The manager for the network in general (2.7: the zero address).
@@ -70,7 +70,7 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
 
     /// The last status determined; `.unknown` until monitoring has evaluated once.
     public var networkReachabilityStatus: NetworkReachabilityStatus {
-        state.withLock { $0.status }
+        state[\.status]
     }
 
     /// Whether the target is reachable by any route.
@@ -105,7 +105,7 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
     /// `@Sendable` because it is set on one thread and called on another.
     @preconcurrency
     public func setReachabilityStatusChange(_ block: (@Sendable (NetworkReachabilityStatus) -> Void)?) {
-        state.withLock { $0.statusBlock = block }
+        state.set(\.statusBlock, to: block)
     }
 
     /// "Unknown", "Not Reachable", "Reachable via WWAN" or "Reachable via WiFi", as 2.7 words them.

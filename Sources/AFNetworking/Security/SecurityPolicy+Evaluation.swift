@@ -153,7 +153,7 @@ extension SecurityPolicy {
     /// with `extra` added (built once per policy and kept).
     func trustStore(for trust: ServerTrust, adding extra: [Data]) -> TrustStore? {
         guard trust.anchorCertificates == nil, !extra.isEmpty else { return SecurityPolicy.trustStore(for: trust) }
-        if let built = state.withLock({ $0.extendedStore }) { return built }
+        if let built = state[\.extendedStore] { return built }
         // Built outside the lock (it reads the system bundle); a race builds it twice, harmlessly.
         guard let store = TrustStore.system(adding: extra.compactMap(Certificate.init(der:))) else { return nil }
         state.withLock { state in

@@ -43,7 +43,7 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     /// occurrence kept. `init(pinningMode:)` fills it from the main bundle
     /// (see `DefaultPinnedCertificates`); `default()` leaves it `nil`.
     public var pinnedCertificates: [Data]? {
-        get { state.withLock { $0.pinnedCertificates } }
+        get { state[\.pinnedCertificates] }
         set {
             let unique = newValue.map(SecurityPolicy.removingDuplicates)
             state.withLock {
@@ -58,7 +58,7 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     /// (keys not deployed yet) lets a key be rotated without an app update; one
     /// match anywhere in the built chain is enough. Malformed entries never match.
     public var pinnedPublicKeyHashes: Set<String> {
-        get { state.withLock { $0.pinnedPublicKeyHashes } }
+        get { state[\.pinnedPublicKeyHashes] }
         set {
             state.withLock {
                 $0.pinnedPublicKeyHashes = newValue
@@ -70,15 +70,13 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     /// Whether to accept a chain the trust store does not trust, or one that
     /// is expired. Defaults to `false`.
     public var allowInvalidCertificates: Bool {
-        get { state.withLock { $0.allowInvalidCertificates } }
-        set { state.withLock { $0.allowInvalidCertificates = newValue } }
+        get { state[\.allowInvalidCertificates] } set { state.set(\.allowInvalidCertificates, to: newValue) }
     }
 
     /// Whether to check the leaf against the domain passed to
     /// `evaluateServerTrust(_:forDomain:)`. Defaults to `true`.
     public var validatesDomainName: Bool {
-        get { state.withLock { $0.validatesDomainName } }
-        set { state.withLock { $0.validatesDomainName = newValue } }
+        get { state[\.validatesDomainName] } set { state.set(\.validatesDomainName, to: newValue) }
     }
 
     /// CA certificates (DER) trusted in addition to the system store, beyond
@@ -86,7 +84,7 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     /// whole process, and without 2.7's `allowInvalidCertificates` plus
     /// pinning. The chain, the host name and the dates are still checked.
     public var additionalTrustedCertificates: [Data] {
-        get { state.withLock { $0.additionalTrustedCertificates } }
+        get { state[\.additionalTrustedCertificates] }
         set {
             let unique = SecurityPolicy.removingDuplicates(newValue)
             state.withLock {

@@ -14,8 +14,7 @@ open class CompoundResponseSerializer: HTTPResponseSerializer, @unchecked Sendab
 
     /// The serializers tried, in order.
     open private(set) var responseSerializers: [HTTPResponseSerializer] {
-        get { serializers.withLock { $0 } }
-        set { serializers.withLock { $0 = newValue } }
+        get { serializers[\.self] } set { serializers.set(\.self, to: newValue) }
     }
 
     /// Creates a compound serializer with no component serializers.

@@ -19,8 +19,7 @@ open class DecodableResponseSerializer<T: Decodable>: HTTPResponseSerializer, @u
 
     /// The decoder used; configure its strategies as needed.
     open var decoder: JSONDecoder {
-        get { decoderState.withLock { $0 } }
-        set { decoderState.withLock { $0 = newValue } }
+        get { decoderState[\.self] } set { decoderState.set(\.self, to: newValue) }
     }
 
     /// Creates a serializer accepting the JSON content types with a default decoder.

@@ -44,64 +44,60 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
 
     /// Encoding of the form body. Defaults to UTF-8.
     open var stringEncoding: String.Encoding {
-        get { state.withLock { $0.stringEncoding } }
-        set { state.withLock { $0.stringEncoding = newValue } }
+        get { state[\.stringEncoding] } set { state.set(\.stringEncoding, to: newValue) }
     }
 
     /// Whether created requests may use a cellular connection. Applied once set.
     open var allowsCellularAccess: Bool {
-        get { state.withLock { $0.allowsCellularAccess } }
+        get { state[\.allowsCellularAccess] }
         set { setRequestProperty("allowsCellularAccess", \.allowsCellularAccess, newValue) }
     }
     /// Cache policy of created requests. Applied once set.
     open var cachePolicy: URLRequest.CachePolicy {
-        get { state.withLock { $0.cachePolicy } }
+        get { state[\.cachePolicy] }
         set { setRequestProperty("cachePolicy", \.cachePolicy, newValue) }
     }
     /// Whether created requests send and store cookies. Applied once set.
     open var httpShouldHandleCookies: Bool {
-        get { state.withLock { $0.httpShouldHandleCookies } }
+        get { state[\.httpShouldHandleCookies] }
         set { setRequestProperty("httpShouldHandleCookies", \.httpShouldHandleCookies, newValue) }
     }
     /// Whether created requests may be pipelined. Applied once set.
     open var httpShouldUsePipelining: Bool {
-        get { state.withLock { $0.httpShouldUsePipelining } }
+        get { state[\.httpShouldUsePipelining] }
         set { setRequestProperty("httpShouldUsePipelining", \.httpShouldUsePipelining, newValue) }
     }
     /// Network service type of created requests. Applied once set.
     open var networkServiceType: URLRequest.NetworkServiceType {
-        get { state.withLock { $0.networkServiceType } }
+        get { state[\.networkServiceType] }
         set { setRequestProperty("networkServiceType", \.networkServiceType, newValue) }
     }
     /// Timeout of created requests, in seconds. Applied once set; Foundation's default is 60.
     open var timeoutInterval: TimeInterval {
-        get { state.withLock { $0.timeoutInterval } }
+        get { state[\.timeoutInterval] }
         set { setRequestProperty("timeoutInterval", \.timeoutInterval, newValue) }
     }
 
     /// Default headers, applied to each request that does not set the field itself.
     public private(set) var httpRequestHeaders: [String: String] {
-        get { state.withLock { $0.httpRequestHeaders } }
-        set { state.withLock { $0.httpRequestHeaders = newValue } }
+        get { state[\.httpRequestHeaders] } set { state.set(\.httpRequestHeaders, to: newValue) }
     }
 
     /// Methods whose parameters go into the URL query rather than the body. Defaults to GET, HEAD, DELETE.
     open var httpMethodsEncodingParametersInURI: Set<String> {
-        get { state.withLock { $0.httpMethodsEncodingParametersInURI } }
-        set { state.withLock { $0.httpMethodsEncodingParametersInURI = newValue } }
+        get { state[\.httpMethodsEncodingParametersInURI] } set { state.set(\.httpMethodsEncodingParametersInURI, to: newValue) }
     }
 
     /// The built-in query string style in use.
     public private(set) var queryStringSerializationStyle: HTTPRequestQueryStringSerializationStyle {
-        get { state.withLock { $0.queryStringSerializationStyle } }
-        set { state.withLock { $0.queryStringSerializationStyle = newValue } }
+        get { state[\.queryStringSerializationStyle] } set { state.set(\.queryStringSerializationStyle, to: newValue) }
     }
 
     /// Creates a serializer with `Accept-Language` and `User-Agent` set.
     public required override init() {
         super.init()
         let headers = ["Accept-Language": DefaultHeaders.acceptLanguage(), "User-Agent": DefaultHeaders.userAgent()]
-        state.withLock { $0.httpRequestHeaders = headers }
+        state.set(\.httpRequestHeaders, to: headers)
     }
 
     /// Creates a serializer with default settings (2.7's `+serializer`).
@@ -164,7 +160,7 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     /// `@Sendable` because requests may be built on any thread.
     @preconcurrency
     open func setQueryStringSerializationWith(_ block: (@Sendable (URLRequest, Any) throws -> String)?) {
-        state.withLock { $0.queryStringSerialization = block }
+        state.set(\.queryStringSerialization, to: block)
     }
 
     /// The query string for `parameters`, from the custom block or the style.
@@ -204,7 +200,7 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
 
     private func applyChangedProperties(to request: inout URLRequest) {
         // The values are read through the (overridable) properties, outside the lock.
-        let changed = state.withLock { $0.changedRequestProperties }
+        let changed = state[\.changedRequestProperties]
         if changed.contains("allowsCellularAccess") { request.allowsCellularAccess = allowsCellularAccess }
         if changed.contains("cachePolicy") { request.cachePolicy = cachePolicy }
         if changed.contains("httpShouldHandleCookies") { request.httpShouldHandleCookies = httpShouldHandleCookies }

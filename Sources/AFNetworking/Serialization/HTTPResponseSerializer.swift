@@ -22,20 +22,17 @@ open class HTTPResponseSerializer: NSObject, URLResponseSerialization, NSSecureC
 
     /// Status codes considered successful; nil accepts any. Defaults to 200..<300.
     open var acceptableStatusCodes: IndexSet? {
-        get { state.withLock { $0.acceptableStatusCodes } }
-        set { state.withLock { $0.acceptableStatusCodes = newValue } }
+        get { state[\.acceptableStatusCodes] } set { state.set(\.acceptableStatusCodes, to: newValue) }
     }
 
     /// MIME types accepted in the response's `Content-Type`; nil accepts any.
     open var acceptableContentTypes: Set<String>? {
-        get { state.withLock { $0.acceptableContentTypes } }
-        set { state.withLock { $0.acceptableContentTypes = newValue } }
+        get { state[\.acceptableContentTypes] } set { state.set(\.acceptableContentTypes, to: newValue) }
     }
 
     /// Encoding used to read a text body whose `Content-Type` names no charset. Defaults to UTF-8.
     open var stringEncoding: String.Encoding {
-        get { state.withLock { $0.stringEncoding } }
-        set { state.withLock { $0.stringEncoding = newValue } }
+        get { state[\.stringEncoding] } set { state.set(\.stringEncoding, to: newValue) }
     }
 
     /// Creates a serializer that accepts any content type with a 2xx status.

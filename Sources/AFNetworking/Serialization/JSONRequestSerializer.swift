@@ -13,8 +13,7 @@ open class JSONRequestSerializer: HTTPRequestSerializer, @unchecked Sendable {
 
     /// Options passed to `JSONSerialization.data(withJSONObject:options:)`. Defaults to none.
     open var writingOptions: JSONSerialization.WritingOptions {
-        get { options.withLock { $0 } }
-        set { options.withLock { $0 = newValue } }
+        get { options[\.self] } set { options.set(\.self, to: newValue) }
     }
 
     /// Creates a serializer with default settings.

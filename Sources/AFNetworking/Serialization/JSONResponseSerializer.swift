@@ -21,14 +21,12 @@ open class JSONResponseSerializer: HTTPResponseSerializer, @unchecked Sendable {
 
     /// Options passed to `JSONSerialization.jsonObject(with:options:)`. Defaults to none.
     open var readingOptions: JSONSerialization.ReadingOptions {
-        get { settings.withLock { $0.readingOptions } }
-        set { settings.withLock { $0.readingOptions = newValue } }
+        get { settings[\.readingOptions] } set { settings.set(\.readingOptions, to: newValue) }
     }
 
     /// Whether dictionary entries with `NSNull` values are removed, recursively. Defaults to false.
     open var removesKeysWithNullValues: Bool {
-        get { settings.withLock { $0.removesKeysWithNullValues } }
-        set { settings.withLock { $0.removesKeysWithNullValues = newValue } }
+        get { settings[\.removesKeysWithNullValues] } set { settings.set(\.removesKeysWithNullValues, to: newValue) }
     }
 
     /// Creates a serializer accepting the JSON content types.

@@ -18,14 +18,12 @@ open class PropertyListRequestSerializer: HTTPRequestSerializer, @unchecked Send
 
     /// Output format. Defaults to XML.
     open var format: PropertyListSerialization.PropertyListFormat {
-        get { settings.withLock { $0.format } }
-        set { settings.withLock { $0.format = newValue } }
+        get { settings[\.format] } set { settings.set(\.format, to: newValue) }
     }
 
     /// Options passed to `PropertyListSerialization.data(fromPropertyList:format:options:)`.
     open var writeOptions: PropertyListSerialization.WriteOptions {
-        get { settings.withLock { $0.writeOptions } }
-        set { settings.withLock { $0.writeOptions = newValue } }
+        get { settings[\.writeOptions] } set { settings.set(\.writeOptions, to: newValue) }
     }
 
     /// Creates a serializer writing XML property lists.

@@ -17,14 +17,12 @@ open class PropertyListResponseSerializer: HTTPResponseSerializer, @unchecked Se
 
     /// The format the caller expects; kept for parity with 2.7, which reads any format.
     open var format: PropertyListSerialization.PropertyListFormat {
-        get { settings.withLock { $0.format } }
-        set { settings.withLock { $0.format = newValue } }
+        get { settings[\.format] } set { settings.set(\.format, to: newValue) }
     }
 
     /// Options passed to `PropertyListSerialization.propertyList(from:options:format:)`.
     open var readOptions: PropertyListSerialization.ReadOptions {
-        get { settings.withLock { $0.readOptions } }
-        set { settings.withLock { $0.readOptions = newValue } }
+        get { settings[\.readOptions] } set { settings.set(\.readOptions, to: newValue) }
     }
 
     /// Creates a serializer accepting `application/x-plist`.

@@ -17,8 +17,7 @@ open class XMLDocumentResponseSerializer: HTTPResponseSerializer, @unchecked Sen
     /// Options passed to `XMLDocument(data:options:)`. Defaults to none. External entities
     /// and DTDs are never loaded: `nodeLoadExternalEntitiesAlways` and `…SameOriginOnly` are ignored.
     open var options: XMLNode.Options {
-        get { documentOptions.withLock { $0 } }
-        set { documentOptions.withLock { $0 = newValue } }
+        get { documentOptions[\.self] } set { documentOptions.set(\.self, to: newValue) }
     }
 
     /// Creates a serializer accepting the XML content types.
