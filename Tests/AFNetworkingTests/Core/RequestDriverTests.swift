@@ -323,9 +323,11 @@ final class RequestDriverTests: XCTestCase {
     func testASpentBudgetAbortsTheTransferAndFailsWithATimeout() throws {
         let (driver, engine, frontend) = make()
         let budget = ResourceBudget(limit: 0.2, url: url, description: "a test budget")
+        let done = frontend.expectCompletion(self)
         driver.handle(.start(request(), output: nil, retry: nil, budget: budget, cancelled: false))
         XCTAssertNotNil(engine.transfer(tag: 1))
-        XCTAssertTrue(engine.waitForCommand(.abort(1), timeout: 10), "the budget's timer ends the transfer")
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(engine.commands, [.start(1), .abort(1)], "the budget's timer ends the transfer")
         XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorTimedOut)
         XCTAssertEqual(frontend.completedOutcome?.error?.localizedDescription, "The request timed out (a test budget).")
     }

@@ -34,7 +34,7 @@ final class ResourceBudgetTests: XCTestCase {
         XCTAssertFalse(budget.expire(run: 2))
         XCTAssertEqual(budget.phaseChanged(from: .executing, to: .finished, now: 2 * second), .none, "spent: nothing to stop")
         XCTAssertEqual(budget.error.code, NSURLErrorTimedOut)
-        XCTAssertEqual(budget.error.userInfo[NSURLErrorFailingURLStringErrorKey] as? String, "http://127.0.0.1/x")
+        XCTAssertEqual((budget.error.userInfo[NSURLErrorFailingURLErrorKey] as? URL)?.absoluteString, "http://127.0.0.1/x")
     }
 
     func testFinishingStopsTheClock() throws {
