@@ -33,7 +33,7 @@ docs: deps
 ## cancelled from other threads, pause/resume/cancel storms (also during
 ## redirects and challenges), the races, back-pressure and the fault cases;
 ## the session layer's 1,000-task resume/suspend/cancel storm and its suites.
-STRESS_SUITES = StressTests|PauseStressTests|RaceTests|OffNetworkThreadTests|TransportFaultTests|QueueBehaviourTests|LifecycleTests|RedirectTests|ResumeTests|ErrorMappingTests|CachingTests|AuthenticationCookieTests|SessionStormTests|URLSessionManagerTests|URLSessionManagerDelegateTests|SessionDownloadTests|SessionUploadTests|SessionSuspensionTests|AsyncAwaitTests|RetryPolicyTests|DeadlineTests|ImageDownloaderCoalescingTests|ImageDownloaderAsyncTests|AutoPurgingImageCacheTests|AsyncWithoutMainQueueTests|AsyncCancellationTests|PartialDownloadFileTests|CookieOrderTests|CookieStorageTests|HTTPCachingRFC9111Tests
+STRESS_SUITES = StressTests|RequestDriverTests|ResourceBudgetTests|PauseStressTests|RaceTests|OffNetworkThreadTests|TransportFaultTests|QueueBehaviourTests|LifecycleTests|RedirectTests|ResumeTests|ErrorMappingTests|CachingTests|AuthenticationCookieTests|SessionStormTests|URLSessionManagerTests|URLSessionManagerDelegateTests|SessionDownloadTests|SessionUploadTests|SessionSuspensionTests|AsyncAwaitTests|RetryPolicyTests|DeadlineTests|ImageDownloaderCoalescingTests|ImageDownloaderAsyncTests|AutoPurgingImageCacheTests|AsyncWithoutMainQueueTests|AsyncCancellationTests|PartialDownloadFileTests|CookieOrderTests|CookieStorageTests|HTTPCachingRFC9111Tests
 stress: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
 	TSAN_OPTIONS="halt_on_error=1" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(STRESS_SUITES)'

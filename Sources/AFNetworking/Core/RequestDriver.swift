@@ -35,6 +35,19 @@ final class RequestDriver: @unchecked Sendable {
         /// cancelled as soon as that stops being current.
         var retryTimer: (token: UInt64, timer: Deadlines.Token)?
         var budgetTimer: (run: UInt64, timer: Deadlines.Token)?
+        /// Effects decided under the lock and not yet run (see `drain`).
+        fileprivate var effects: [Effect] = []
+        /// A thread is running effects.
+        var draining = false
+
+        /// The queued effects, when the caller becomes the drainer (nil: a
+        /// drain is under way and will run them).
+        fileprivate mutating func takeEffectsToDrain() -> [Effect]? {
+            guard !draining, !effects.isEmpty else { return nil }
+            draining = true
+            defer { effects.removeAll(keepingCapacity: true) }
+            return effects
+        }
     }
 
     /// What front-ends (and the driver's own reports) tell the request.
@@ -101,39 +114,41 @@ final class RequestDriver: @unchecked Sendable {
 
     // MARK: - Events
 
-    /// Runs `event` against the machine under the lock, then announces any
-    /// phase change and performs the action it returned, after unlocking.
+    /// Runs `event` against the machine under the lock and queues what it
+    /// calls for — timers, the phase change's announcement, an abort, the
+    /// machine's action — as effects, which run after unlocking (see
+    /// `drain`). Returns the phase change, decided under the lock.
     /// `taskStateChange` sees a session task's state before and after the
     /// event while the lock is held, so notifications of racing
     /// resume/suspend calls are queued in the order they took effect (it must
     /// only enqueue).
     @discardableResult
     func handle(_ event: Event, taskStateChange: ((TaskTransition) -> Void)? = nil) -> PhaseChange {
-        let (action, change, target, timers) = core.withLock { core -> (TransferStateMachine.Action, PhaseChange, Transfer?, TimerWork) in
+        let (change, batch) = core.withLock { core -> (PhaseChange, [Effect]?) in
             let before = core.machine.phase
             let taskBefore = taskStateChange == nil ? nil : core.machine.taskState
             let action = apply(event, to: &core)
             if let taskStateChange, let taskBefore { taskStateChange(TaskTransition(before: taskBefore, after: core.machine.taskState)) }
-            var timers = TimerWork()
+            let change = PhaseChange(before: before, after: core.machine.phase)
             if let retry = core.retryTimer, !core.machine.isWaitingToRetry(token: retry.token) {
-                timers.stale.append(retry.timer)
+                core.effects.append(.cancelTimer(retry.timer))
                 core.retryTimer = nil
             }
             if core.machine.phase != before, var budget = core.budget {
                 switch budget.phaseChanged(from: before, to: core.machine.phase, now: DispatchTime.now().uptimeNanoseconds) {
                 case .none: break
-                case .arm(let run, let delay): timers.armBudget = (run, delay)
+                case .arm(let run, let delay): core.effects.append(.armBudget(run: run, delay: delay))
                 case .disarm:
-                    if let running = core.budgetTimer { timers.stale.append(running.timer) }
+                    if let running = core.budgetTimer { core.effects.append(.cancelTimer(running.timer)) }
                     core.budgetTimer = nil
                 }
                 core.budget = budget
             }
+            if change.before != change.after { core.effects.append(.announce(change)) }
             // Only the transfer of the current hop is kept.
-            var target: Transfer?
             switch action {
             case .abort(let tag), .abortAndDeliver(let tag, _):
-                if core.transfer?.tag == tag { target = core.transfer }
+                if let transfer = core.transfer, transfer.tag == tag { core.effects.append(.abort(transfer)) }
                 core.transfer = nil
             case .suspendTransfer(let tag, let suspended):
                 // Submitted under the lock so that racing suspend/resume calls
@@ -142,20 +157,81 @@ final class RequestDriver: @unchecked Sendable {
             default:
                 if let transfer = core.transfer, !core.machine.isCurrent(transfer.tag) { core.transfer = nil }
             }
-            return (action, PhaseChange(before: before, after: core.machine.phase), target, timers)
+            if case .none = action {} else { core.effects.append(.perform(action)) }
+            return (change, core.takeEffectsToDrain())
         }
-        for timer in timers.stale { Deadlines.shared.cancel(timer) }
-        if let (run, delay) = timers.armBudget { armBudget(run: run, delay: delay) }
-        if change.before != change.after { frontend?.announce(change) }
-        if let target { engine.abort(target, reason: .cancelled) }
-        perform(action)
+        if let batch { drain(batch) }
         return change
     }
 
-    /// Timers to cancel and set once the lock is released.
-    private struct TimerWork {
-        var stale: [Deadlines.Token] = []
-        var armBudget: (run: UInt64, delay: TimeInterval)?
+    /// Queues the delivery of an outcome the machine decided while refusing
+    /// a response head (on the engine's thread).
+    func deliverRefused(_ outcome: TransferStateMachine.Outcome) {
+        let batch = core.withLock { core -> [Effect]? in
+            core.effects.append(.perform(.deliver(outcome)))
+            return core.takeEffectsToDrain()
+        }
+        if let batch { drain(batch) }
+    }
+
+    // MARK: - The executor
+
+    /// What is done after unlocking, in the order the events decided it.
+    fileprivate enum Effect {
+        case cancelTimer(Deadlines.Token)
+        case armBudget(run: UInt64, delay: TimeInterval)
+        case announce(PhaseChange)
+        case abort(Transfer)
+        case perform(TransferStateMachine.Action)
+
+        /// Effects that touch storages, streams or files: never on the engine's thread.
+        var mustLeaveEngineThread: Bool {
+            switch self {
+            case .perform(.startTransfer), .perform(.lookUpCache): return true
+            default: return false
+            }
+        }
+    }
+
+    /// Runs queued effects until none is left. One thread drains at a time
+    /// (whoever queued effects while nobody drained becomes the drainer, and
+    /// others only queue), so the effects of one request never run
+    /// concurrently and always run in the order the machine decided them —
+    /// an announcement of `executing` can never follow that of `finished`, an
+    /// abort never precedes the start it stops. An event sent from inside an
+    /// effect (a front-end's hook that answers at once) is queued behind it.
+    /// The engine's thread hands a drain over to the processing queue when
+    /// it reaches an effect that must not run there.
+    private func drain(_ first: [Effect]) {
+        var batch = first
+        while !batch.isEmpty {
+            for (index, effect) in batch.enumerated() {
+                if effect.mustLeaveEngineThread && engine.isReportingThread {
+                    let rest = Array(batch[index...])
+                    CompletionDefaults.processingQueue.async { self.drain(rest) }
+                    return
+                }
+                run(effect)
+            }
+            batch = core.withLock { core -> [Effect] in
+                guard !core.effects.isEmpty else {
+                    core.draining = false
+                    return []
+                }
+                defer { core.effects.removeAll(keepingCapacity: true) }
+                return core.effects
+            }
+        }
+    }
+
+    private func run(_ effect: Effect) {
+        switch effect {
+        case .cancelTimer(let timer): Deadlines.shared.cancel(timer)
+        case .armBudget(let run, let delay): armBudget(run: run, delay: delay)
+        case .announce(let change): frontend?.announce(change)
+        case .abort(let transfer): engine.abort(transfer, reason: .cancelled)
+        case .perform(let action): perform(action)
+        }
     }
 
     /// The machine's part of `event`. Under the lock: decides, does no I/O.

@@ -35,7 +35,7 @@ final class TransferSink: TransferDelegate {
         case .ignore:
             return TransferStateMachine.cancellationError(for: transfer.options.request)
         case .refuse(let error, let outcome):
-            driver.finishOutput(outcome)
+            driver.deliverRefused(outcome)
             return error
         case .proceed(let route, let restartOutput):
             let writer = self.writer

@@ -280,7 +280,11 @@ final class RequestDriverTests: XCTestCase {
         let second = try XCTUnwrap(engine.transfer(tag: 2))
         _ = engine.head(second, status: 200)
         _ = engine.body(second, "ok")
+        // The timer's thread may still be running the driver's effects: the
+        // completion then runs there, after this report returned.
+        let done = frontend.expectCompletion(self)
         engine.complete(second, status: 200)
+        wait(for: [done], timeout: 10)
         XCTAssertEqual(frontend.completedOutcome?.memoryBody, Data("ok".utf8), "the provisional 503 body is not part of the output")
     }
 
@@ -316,6 +320,40 @@ final class RequestDriverTests: XCTestCase {
         engine.complete(transfer, status: 200)
         XCTAssertEqual(driver.trailerFields, [:], "a response without trailers has none")
         XCTAssertEqual(driver.finalOutcome?.statusCode, 200)
+    }
+
+    // MARK: - One executor per request
+
+    func testEffectsNeverRunConcurrentlyAndAnnouncementsFollowTheMachinesOrder() throws {
+        let (driver, engine, frontend) = make()
+        frontend.announceDelay = 0.0005
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let group = DispatchGroup()
+        let again = request()
+        for worker in 0..<8 {
+            DispatchQueue.global().async(group: group) {
+                for round in 0..<40 {
+                    if (worker + round) % 2 == 0 { driver.handle(.pause) } else { driver.handle(.resume(again, output: nil)) }
+                }
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        driver.handle(.cancel(request()))
+        let changes = frontend.changes
+        XCTAssertEqual(frontend.mostAnnouncingAtOnce, 1, "two effects of one request ran at the same time")
+        for (earlier, later) in zip(changes, changes.dropFirst()) {
+            XCTAssertEqual(later.before, earlier.after, "announced out of the machine's order: \(changes.map { "\($0.before)>\($0.after)" })")
+        }
+        XCTAssertEqual(changes.last?.after, .finished)
+        XCTAssertEqual(frontend.completions, 1)
+        XCTAssertGreaterThan(engine.commands.count, 2)
+    }
+
+    func testTheEnginesThreadHandsStartingAHopToAnotherThread() throws {
+        let (driver, engine, frontend) = make()
+        engine.asEngineThread { driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false)) }
+        XCTAssertTrue(engine.waitForCommand(.start(1), timeout: 10))
+        XCTAssertEqual(frontend.preparedOnEngineThread, [false], "the hop's request was prepared off the engine's thread")
     }
 
     // MARK: - Total time budget
@@ -415,6 +453,9 @@ final class FakeEngine: TransferEngine, @unchecked Sendable {
 
     // Reports, delivered as the engine's thread would.
 
+    /// Runs `body` as if on the engine's thread.
+    func asEngineThread(_ body: () -> Void) { reporting(body) }
+
     private func reporting<T>(_ body: () -> T) -> T {
         reporter.withLock { $0 = pthread_self() }
         defer { reporter.withLock { $0 = nil } }
@@ -461,6 +502,7 @@ final class FakeFrontend: RequestFrontend, @unchecked Sendable {
     private let record = LockedState<Record>(Record())
     private weak var driver: RequestDriver?
     let outputMayBeDiverted: Bool
+    private let announcing = LockedState((now: 0, most: 0, changes: [PhaseChange](), delay: 0.0, prepared: [Bool]()))
     private let proxySetting = LockedState<Result<ProxyConfiguration, NSError>?>(nil)
 
     struct Record {
@@ -514,10 +556,30 @@ final class FakeFrontend: RequestFrontend, @unchecked Sendable {
 
     func prepareRequest(_ request: URLRequest, consumedBodyStream: Bool,
                         ready: @escaping @Sendable (Result<URLRequest, NSError>) -> Void) {
+        let onEngineThread = driver?.engine.isReportingThread ?? false
+        announcing.withLock { $0.prepared.append(onEngineThread) }
         ready(.success(request))
     }
 
-    func announce(_ change: PhaseChange) { record.withLock { $0.phases.append(change.after) } }
+    var announceDelay: TimeInterval {
+        get { announcing.withLock { $0.delay } }
+        set { announcing.withLock { $0.delay = newValue } }
+    }
+    var mostAnnouncingAtOnce: Int { announcing.withLock { $0.most } }
+    var changes: [PhaseChange] { announcing.withLock { $0.changes } }
+    var preparedOnEngineThread: [Bool] { announcing.withLock { $0.prepared } }
+
+    func announce(_ change: PhaseChange) {
+        let delay = announcing.withLock { state -> TimeInterval in
+            state.now += 1
+            state.most = max(state.most, state.now)
+            state.changes.append(change)
+            return state.delay
+        }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        announcing.withLock { $0.now -= 1 }
+        record.withLock { $0.phases.append(change.after) }
+    }
     func askRedirect(_ question: TransferStateMachine.RedirectQuestion) { record.withLock { $0.redirects.append(question) } }
     func askChallenge(_ question: TransferStateMachine.ChallengeQuestion) { record.withLock { $0.challenges.append(question) } }
 
