@@ -33,8 +33,9 @@ docs: deps
 ## cancelled from other threads, pause/resume/cancel storms (also during
 ## redirects and challenges), the races, back-pressure and the fault cases;
 ## the session layer's 1,000-task resume/suspend/cancel storm and its suites;
-## the lock every component uses, and its one-field accessors, from several threads.
-STRESS_SUITES = StressTests|LockedStateTests|LockedStateFieldTests|PauseStressTests|RaceTests|OffNetworkThreadTests|TransportFaultTests|QueueBehaviourTests|LifecycleTests|RedirectTests|ResumeTests|ErrorMappingTests|CachingTests|AuthenticationCookieTests|SessionStormTests|URLSessionManagerTests|URLSessionManagerDelegateTests|SessionDownloadTests|SessionUploadTests|SessionSuspensionTests|AsyncAwaitTests|RetryPolicyTests|DeadlineTests|ImageDownloaderCoalescingTests|ImageDownloaderAsyncTests|AutoPurgingImageCacheTests|AsyncWithoutMainQueueTests|AsyncCancellationTests|PartialDownloadFileTests|CookieOrderTests|CookieStorageTests|HTTPCachingRFC9111Tests
+## the lock every component uses, and its one-field accessors, from several threads;
+## each request's driver (its one executor) against a fake engine.
+STRESS_SUITES = StressTests|LockedStateTests|LockedStateFieldTests|RequestDriverTests|ResourceBudgetTests|PauseStressTests|RaceTests|OffNetworkThreadTests|TransportFaultTests|QueueBehaviourTests|LifecycleTests|RedirectTests|ResumeTests|ErrorMappingTests|CachingTests|AuthenticationCookieTests|SessionStormTests|URLSessionManagerTests|URLSessionManagerDelegateTests|SessionDownloadTests|SessionUploadTests|SessionSuspensionTests|AsyncAwaitTests|RetryPolicyTests|DeadlineTests|ImageDownloaderCoalescingTests|ImageDownloaderAsyncTests|AutoPurgingImageCacheTests|AsyncWithoutMainQueueTests|AsyncCancellationTests|PartialDownloadFileTests|CookieOrderTests|CookieStorageTests|HTTPCachingRFC9111Tests
 stress: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(STRICT)
 	TSAN_OPTIONS="halt_on_error=1" $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter '$(STRESS_SUITES)'

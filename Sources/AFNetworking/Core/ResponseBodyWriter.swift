@@ -45,6 +45,8 @@ final class ResponseBodyWriter: @unchecked Sendable {
     private let shared = LockedState(Shared())
     /// Told once when a write fails (any later bytes are dropped).
     private let onFailure: @Sendable (NSError) -> Void
+    /// Told to let a transfer paused by a full writer receive again.
+    private let engine: any TransferEngine
 
     // Drain-job only.
     private var stream: OutputStream
@@ -53,8 +55,9 @@ final class ResponseBodyWriter: @unchecked Sendable {
     private var fileStart: off_t = 0
     private var failure: NSError?
 
-    init(stream: OutputStream, onFailure: @escaping @Sendable (NSError) -> Void) {
+    init(stream: OutputStream, engine: any TransferEngine, onFailure: @escaping @Sendable (NSError) -> Void) {
         self.stream = stream
+        self.engine = engine
         self.onFailure = onFailure
     }
 
@@ -161,7 +164,7 @@ final class ResponseBodyWriter: @unchecked Sendable {
             shared.blocked = nil
             return blocked
         }
-        if let resume { NetworkEngine.shared.resumeReceiving(resume) }
+        if let resume { engine.resumeReceiving(resume) }
     }
 
     private func openIfNeeded() {

@@ -417,8 +417,7 @@ struct TransferStateMachine {
     /// moved). Completion work comes next.
     mutating func outputFinished(_ outcome: Outcome) {
         guard case .delivering = state else {
-            assertionFailure("outputFinished outside delivering: \(state)")
-            return
+            preconditionFailure("Invalid state for outputFinished: \(state)")
         }
         state = .completing(outcome)
     }
@@ -426,8 +425,7 @@ struct TransferStateMachine {
     /// Completion work has run: the request is over.
     mutating func completionFinished() {
         guard case .completing(let outcome) = state else {
-            assertionFailure("completionFinished outside completing: \(state)")
-            return
+            preconditionFailure("Invalid state for completionFinished: \(state)")
         }
         state = .finished(outcome)
     }
@@ -438,6 +436,20 @@ struct TransferStateMachine {
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome
         default: return nil
         }
+    }
+
+    /// The outcome once the output is final (completion work running or done).
+    var finalOutcome: Outcome? {
+        switch state {
+        case .completing(let outcome), .finished(let outcome): return outcome
+        default: return nil
+        }
+    }
+
+    /// The policy of the retry being waited for.
+    var pendingRetryPolicy: RetryPolicy? {
+        if case .waitingToRetry(let journey, _) = state { return journey.retry?.policy }
+        return nil
     }
 
     /// The response to show now: the current hop's head, the last one seen,

@@ -62,7 +62,7 @@ public final class NetworkActivityLogger: Sendable {
 }
 
 /// The records themselves, made at the points every request passes through
-/// (`TransferAdapter`), for operations and tasks alike. Each record is built
+/// (`RequestDriver`), for operations and tasks alike. Each record is built
 /// where it happens and handed to the logger on one serial queue of its own:
 /// some of those points are on the network thread, and a `LogHandler` is the
 /// caller's code (it may write to a file or a socket). Order is kept.

@@ -70,21 +70,11 @@ public struct TransferMetrics: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-extension TransferAdapter {
-    /// The final hop's metrics once the request's outcome is known.
-    var finishedMetrics: TransferMetrics? {
-        core.withLock { core in
-            guard let outcome = core.machine.outcome, let timings = core.timings else { return nil }
-            return TransferMetrics(timings, redirects: outcome.redirects)
-        }
-    }
-}
-
 extension URLConnectionOperation {
     /// What libcurl measured for the final hop, once the outcome is known —
     /// in the success and failure blocks already (nil before, and for an
     /// answer served from the cache).
-    public var metrics: TransferMetrics? { finishedMetrics }
+    public var metrics: TransferMetrics? { driver.finishedMetrics }
 }
 
 extension URLSessionTask {
@@ -92,6 +82,6 @@ extension URLSessionTask {
     /// once its outcome is known — in its completion handler already (nil for
     /// other tasks, and for cached answers).
     public var transferMetrics: TransferMetrics? {
-        (self as? ManagedSessionTask)?.driver.finishedMetrics
+        (self as? ManagedSessionTask)?.driver.requestDriver.finishedMetrics
     }
 }

@@ -116,16 +116,9 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
     private func serializeIfNeeded() -> Result<SerializedObject, Error>? {
         if let cached = http.withLock({ $0.serialized }) { return cached }
         // Only once the output is final and the transport succeeded.
-        let (ready, data, head) = core.withLock { core -> (Bool, Data?, ReceivedResponse?) in
-            switch core.machine.state {
-            case .completing(let outcome), .finished(let outcome):
-                if case .received(let head)? = outcome.response { return (outcome.error == nil, outcome.memoryBody, head) }
-                return (outcome.error == nil, outcome.memoryBody, nil)
-            default:
-                return (false, nil, nil)
-            }
-        }
-        guard ready else { return nil }
+        guard let outcome = driver.finalOutcome, outcome.error == nil else { return nil }
+        let data = outcome.memoryBody
+        let head = outcome.response?.received
         // An operation whose serializer nobody set or read validates as a
         // fresh HTTPResponseSerializer would; one shared instance does that.
         let serializer = http.withLock { $0.responseSerializer } ?? HTTPRequestOperation.defaultSerializer
@@ -207,7 +200,7 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
             // has finished, as `result()` promises.
             guard let deliver, !parsesOnCompletionQueue else {
                 deliver?()
-                completionFinished()
+                driver.handle(.completionFinished)
                 for waiter in settle() { waiter() }
                 group.leave()
                 return
@@ -217,7 +210,7 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
             // Through MainQueueWork: a waitUntilFinished() on the main queue runs it.
             MainQueueWork.async(on: queue, group: group) { [self] in
                 deliver()
-                completionFinished()
+                driver.handle(.completionFinished)
                 group.leave()
             }
         }

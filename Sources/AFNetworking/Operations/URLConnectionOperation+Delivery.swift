@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 import Logging
 
-/// The operation as a `TransferAdapter`: its settings, how it announces its
+/// The operation as its driver's front-end: its settings, how it announces its
 /// phase (KVO and 2.7's notifications), reports progress (blocks on the
 /// completion queue) and finishes a restart-proof download. The end of an
 /// operation runs in this order — output finished (stream closed, partial
@@ -13,7 +13,7 @@ import Logging
 /// `HTTPRequestOperation` the serializer and success/failure blocks), then
 /// finished — so a dependent operation never starts before the blocks of
 /// the one it depends on have returned.
-extension URLConnectionOperation: TransferAdapter {
+extension URLConnectionOperation: RequestFrontend {
     func transferEnvironment(for url: URL?) -> TransferEnvironment {
         // The client certificate goes to the original request's origin only,
         // never to another one a redirect leads to.
@@ -49,14 +49,6 @@ extension URLConnectionOperation: TransferAdapter {
             MainQueueNotifier.shared.post(.AFNetworkingOperationDidStart, object: self)
         } else if change.before == .executing {
             MainQueueNotifier.shared.post(.AFNetworkingOperationDidFinish, object: self)
-        }
-        // The total budget runs exactly while the operation executes.
-        if let deadline = settings.withLock({ $0.deadline }) {
-            if change.after == .executing {
-                armDeadline(deadline, sequence: change.sequence)
-            } else if change.before == .executing || change.after == .finished {
-                deadline.disarm(sequence: change.sequence)
-            }
         }
         if change.after == .finished {
             let waiters = finishWaiters.withLock { state -> [@Sendable () -> Void] in
@@ -104,7 +96,7 @@ extension URLConnectionOperation: TransferAdapter {
 
     /// The cache-response block sees (and may replace or refuse) what is stored.
     func recordAndCacheResponse(_ outcome: TransferStateMachine.Outcome) {
-        guard let pending = recordResponse(outcome) else { return }
+        guard let pending = driver.recordResponse(outcome) else { return }
         guard let block = settings.withLock({ $0.cacheResponse }) else { return pending.commit(pending.proposal) }
         pending.commit(isCancelled ? nil : block(self, pending.proposal))
     }

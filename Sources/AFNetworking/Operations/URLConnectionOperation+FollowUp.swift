@@ -25,7 +25,7 @@ extension URLConnectionOperation {
         } else {
             next = question.proposed
         }
-        handle { $0.machine.redirectDecided(token: question.token, next) }
+        driver.handle(.redirectDecided(token: question.token, next))
     }
 
     private func presentChallenge(_ question: TransferStateMachine.ChallengeQuestion) {
@@ -33,7 +33,7 @@ extension URLConnectionOperation {
         let challenge = URLAuthenticationChallenge(protectionSpace: question.protectionSpace, proposedCredential: nil,
                                                    previousFailureCount: question.previousFailureCount,
                                                    failureResponse: question.response.httpURLResponse, error: nil, sender: self)
-        core.withLock { $0.challenge = (challenge, question.token) }
+        handedOutChallenge.withLock { $0 = (challenge, question.token) }
         if let block = settings.withLock({ $0.authenticationChallenge }) {
             block(self, challenge)
         } else {
@@ -41,33 +41,16 @@ extension URLConnectionOperation {
         }
     }
 
-    /// How the sender methods answer.
-    enum SenderAnswer {
-        case use(URLCredential)
-        case continueWithoutCredential
-        case cancel
-        case performDefaultHandling
-    }
-
     /// Resolves the pending challenge once; answers to any other challenge
     /// object (an old one, a second answer) are ignored.
-    func answer(_ challenge: URLAuthenticationChallenge, _ answer: SenderAnswer) {
-        let token = core.withLock { core -> UInt64? in
-            guard let pending = core.challenge, pending.challenge === challenge else { return nil }
-            core.challenge = nil
-            return pending.token
+    func answer(_ challenge: URLAuthenticationChallenge, _ answer: RequestDriver.ChallengeDisposition) {
+        let token = handedOutChallenge.withLock { pending -> UInt64? in
+            guard let handedOut = pending, handedOut.challenge === challenge else { return nil }
+            pending = nil
+            return handedOut.token
         }
         guard let token else { return }
-        let resolved: TransferStateMachine.ChallengeAnswer
-        switch answer {
-        case .use(let credential): resolved = .use(credential)
-        case .continueWithoutCredential: resolved = .continueWithoutCredential
-        case .cancel: resolved = .cancel
-        case .performDefaultHandling:
-            guard let pending = core.withLock({ $0.machine.pendingChallenge(token: token) }) else { return }
-            resolved = defaultCredential(for: pending.space, failures: pending.failures).map { .use($0) } ?? .continueWithoutCredential
-        }
-        handle { $0.machine.challengeAnswered(token: token, resolved) }
+        driver.answerChallenge(token: token, answer) { defaultCredential(for: $0, failures: $1) }
     }
 
     /// Without a block: the operation's credential on the first failure (only

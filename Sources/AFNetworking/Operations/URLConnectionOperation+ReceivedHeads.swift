@@ -8,12 +8,12 @@ extension URLConnectionOperation {
     /// reason phrase, fields in order and in their case — once the outcome is
     /// known; nil for an answer from the cache alone or a restored operation.
     package var receivedHead: ReceivedResponse? {
-        guard case .received(let head)? = core.withLock({ $0.machine.outcome?.response }) else { return nil }
+        guard case .received(let head)? = driver.outcome?.response else { return nil }
         return head
     }
 
     /// The 304 that confirmed the cached response now returned, when one did.
     package var revalidationHead: ReceivedResponse? {
-        core.withLock { $0.machine.outcome?.revalidatedBy }
+        driver.outcome?.revalidatedBy
     }
 }

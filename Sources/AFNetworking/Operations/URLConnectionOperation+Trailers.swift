@@ -8,6 +8,6 @@ extension URLConnectionOperation {
     /// for a response without trailers. Repeated names are joined by ", ".
     /// Not part of 2.7, which had no access to trailers.
     public var responseTrailerFields: [String: String] {
-        core.withLock { $0.trailerFields }
+        driver.trailerFields
     }
 }

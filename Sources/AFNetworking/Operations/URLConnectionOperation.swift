@@ -15,14 +15,12 @@ import Synchronization
 /// Foundation's queue learns of them, so dependencies, concurrency limits,
 /// priorities and `waitUntilFinished()` behave as on Darwin.
 ///
-/// Inside, the operation is a thin adapter: its lifecycle is one
-/// `TransferStateMachine` value behind a lock (`core`); what the machine asks
-/// for runs after the lock is released (`TransferAdapter`, shared with the
-/// session manager's tasks).
-/// Settings and blocks live in a second lock (`settings`); the two are never
-/// held together.
+/// Inside, the operation is a thin front-end: its lifecycle is run by a
+/// `RequestDriver` (shared with the session manager's tasks), which owns the
+/// `TransferStateMachine` and its lock. Settings and blocks live in a lock of
+/// their own (`settings`), never held while the driver's is.
 open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
-    // @unchecked: every mutable field is inside `core` or `settings` (LockedState).
+    // @unchecked: every mutable field is inside `settings` (LockedState) or the driver.
 
     /// What the caller configures.
     struct Settings {
@@ -47,16 +45,18 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         var clientCertificate: ClientCertificate?
         var timeoutIntervalForResource: TimeInterval = 0
         var retryPolicy: RetryPolicy?
-        /// The running budget of `timeoutIntervalForResource`, made at start.
-        var deadline: ResourceDeadline?
         var logger: Logger?
         /// `connectionProxyDictionary` (nil: the environment decides).
         var proxies: ProxySetting?
     }
 
-    let core: LockedState<TransferCore>
+    /// Runs the request's lifecycle.
+    let driver: RequestDriver
     let settings: LockedState<Settings>
     /// Who waits for the operation to finish (`result()`), and whether it has.
+    /// The challenge object handed to the challenge block, with the machine's
+    /// token for it: the first answer through it counts.
+    let handedOutChallenge = LockedState<(challenge: URLAuthenticationChallenge, token: UInt64)?>(nil)
     let finishWaiters = LockedState<(finished: Bool, waiters: [@Sendable () -> Void])>((false, []))
     /// Set once anything asked `isReady`: in swift-corelibs-foundation that is
     /// what an `OperationQueue` does when the operation is added to it, so
@@ -67,9 +67,10 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// Creates an operation for `request`; nothing is sent until it starts.
     public required init(request: URLRequest) {
-        core = LockedState(TransferCore(machine: TransferStateMachine()))
+        driver = RequestDriver()
         settings = LockedState(Settings(request: request))
         super.init()
+        driver.attach(self)
     }
 
     /// Restores an archived operation, ready to run unless it had finished.
@@ -93,7 +94,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// The last response received, set once the response head has arrived.
     public var response: URLResponse? {
-        switch core.withLock({ $0.machine.currentResponse }) {
+        switch driver.currentResponse {
         case .received(let head)?: return head.httpURLResponse
         case .cached(let cached)?: return cached.response
         case nil: return nil
@@ -101,7 +102,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     }
 
     /// The transport's outcome alone, before any response serialization.
-    var transportError: NSError? { core.withLock { $0.machine.outcome?.error } }
+    var transportError: NSError? { driver.outcome?.error }
 
     /// Why the operation failed: transport errors are `NSError`s in
     /// `NSURLErrorDomain` with `NSURLErrorFailingURLErrorKey`.
@@ -110,12 +111,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// What was written to a memory output stream (the default one or a
     /// caller's); nil while running or when the body went to a file stream.
     public var responseData: Data? {
-        core.withLock { core in
-            switch core.machine.state {
-            case .completing(let outcome), .finished(let outcome): return outcome.memoryBody
-            default: return nil
-            }
-        }
+        driver.finalOutcome?.memoryBody
     }
 
     /// `responseData` decoded with `responseStringEncoding`.
@@ -279,7 +275,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     open override var isReady: Bool {
         if dependencyEdits.load(ordering: .relaxed) == 0 { readinessAsked.store(true, ordering: .relaxed) }
-        return core.withLock { $0.machine.phase == .ready } && super.isReady
+        return driver.phase == .ready && super.isReady
     }
 
     /// Foundation reads `isReady` while a dependency is added or removed;
@@ -307,12 +303,12 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         if now { body() }
     }
 
-    open override var isExecuting: Bool { core.withLock { $0.machine.phase == .executing } }
+    open override var isExecuting: Bool { driver.phase == .executing }
 
-    open override var isFinished: Bool { core.withLock { $0.machine.phase == .finished } }
+    open override var isFinished: Bool { driver.phase == .finished }
 
     /// Whether the transfer is paused; `resume()` continues it.
-    public var isPaused: Bool { core.withLock { $0.machine.phase == .paused } }
+    public var isPaused: Bool { driver.phase == .paused }
 
     open override var isAsynchronous: Bool { true }
 
@@ -346,39 +342,14 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     open override func start() {
         let cancelled = isCancelled
         guard cancelled || super.isReady else { return }
-        // The deadline exists before the start, so the phase change to
-        // executing arms it (see `announce`); paused before it ever ran, the
-        // clock starts when it is resumed.
-        let (request, stream, retry) = settings.withLock { settings in
-            // Longer than a year (infinite, distantFuture's interval): none.
-            if settings.deadline == nil, settings.timeoutIntervalForResource > 0,
-               settings.timeoutIntervalForResource <= TransferOptions.longestIdleTimeout {
-                settings.deadline = ResourceDeadline(limit: settings.timeoutIntervalForResource)
-            }
-            return (settings.request, settings.outputStream, settings.retryPolicy)
+        let (request, stream, retry, limit) = settings.withLock { settings in
+            (settings.request, settings.outputStream, settings.retryPolicy, settings.timeoutIntervalForResource)
         }
         let plan = retry.map { TransferStateMachine.RetryPlan(policy: $0, bodyCanBeResent: BodyStreams.canResend(request)) }
-        handle { core in
-            prepareWriter(for: stream, in: &core)
-            return core.machine.start(request, bodyInMemory: stream == nil, retry: plan, cancelled: cancelled)
-        }
-    }
-
-    /// Runs the total time budget while the operation runs.
-    func armDeadline(_ deadline: ResourceDeadline, sequence: UInt64) {
-        let url = request.url
-        deadline.arm(sequence: sequence) { [weak self] in
-            let error = TransportErrors.make(NSURLErrorTimedOut, url: url, underlying: nil,
-                                             description: "The request timed out (its timeoutIntervalForResource).")
-            self?.handle { $0.machine.fail(error) }
-        }
-    }
-
-    /// The writer for a stream output, made once, before the first hop: the
-    /// body stays in memory when no `outputStream` was set or asked for.
-    private func prepareWriter(for stream: OutputStream?, in core: inout TransferCore) {
-        guard let stream, core.writer == nil else { return }
-        core.writer = ResponseBodyWriter(stream: stream) { [weak self] error in self?.outputDidFail(error) }
+        // The clock runs while the operation executes (paused before it ever
+        // ran, it starts when resumed); longer than a year means none.
+        let budget = ResourceBudget(limit: limit, url: request.url, description: "its timeoutIntervalForResource")
+        driver.handle(.start(request, output: stream, retry: plan, budget: budget, cancelled: cancelled))
     }
 
     /// Ends the operation with `NSURLErrorCancelled` and calls `failure`:
@@ -392,7 +363,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         super.cancel()
         dependencyEdits.wrappingSubtract(1, ordering: .relaxed)
         let request = self.request
-        handle { $0.machine.cancel(request) }
+        driver.handle(.cancel(request))
     }
 
     /// On the main queue or thread, waiting must not block the blocks queued
@@ -412,7 +383,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// Stops the transfer and keeps what arrived; `resume()` continues it.
     public func pause() {
         guard !isCancelled else { return }
-        let paused = handle { $0.machine.pause() }
+        let paused = driver.handle(.pause)
         if paused.after == .paused && paused.before != .paused { didPause() }
     }
 
@@ -420,10 +391,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// request carries `Range` (as `HTTPRequestOperation.pause()` writes it).
     public func resume() {
         let (request, stream) = settings.withLock { ($0.request, $0.outputStream) }
-        handle { core in
-            prepareWriter(for: stream, in: &core)
-            return core.machine.resume(with: request, bodyInMemory: stream == nil)
-        }
+        driver.handle(.resume(request, output: stream))
     }
 
     /// Hook for subclasses: runs after `pause()` stopped the transfer.
@@ -431,24 +399,24 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// Completion work, once the output is final; `HTTPRequestOperation`
     /// overrides it to serialize the response and call success or failure.
-    /// Must end with `completionFinished()`. Never on the network thread.
+    /// Must end with the driver's `.completionFinished`. Never on the network thread.
     func runCompletion(_ outcome: TransferStateMachine.Outcome) {
         CompletionDefaults.processingQueue.async { [self] in
             recordAndCacheResponse(outcome)
-            completionFinished()
+            driver.handle(.completionFinished)
         }
     }
 
     /// Bytes of the current entity already in the output: what a resumed
     /// transfer asks the server to skip.
     var bytesWrittenToOutput: Int64 {
-        core.withLock { $0.machine.entityBytesInOutput }
+        driver.entityBytesInOutput
     }
 
     // MARK: - Description
 
     open override var description: String {
-        let (phase, request) = (core.withLock { $0.machine.phase }, self.request)
+        let (phase, request) = (driver.phase, self.request)
         return "<\(type(of: self)): \(Unmanaged.passUnretained(self).toOpaque()), state: \(phase.keyPath), cancelled: \(isCancelled ? "YES" : "NO") request: \(request), response: \(String(describing: response))>"
     }
 
@@ -490,13 +458,13 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     func restore(response: URLResponse?, error: NSError?, responseData: Data?, finished: Bool) {
         guard finished else { return }
         let outcome = TransferStateMachine.Outcome(restoredResponse: response, error: error, body: responseData)
-        core.withLock { $0.machine = TransferStateMachine(restoring: outcome) }
+        driver.handle(.restoreFinished(outcome))
         // Restored as finished: `result()` and other waiters return at once.
         finishWaiters.withLock { $0.finished = true }
     }
 
     /// Whether the operation archives as finished (an executing or paused one archives as ready).
-    var archivesAsFinished: Bool { core.withLock { $0.machine.phase == .finished } }
+    var archivesAsFinished: Bool { driver.phase == .finished }
 }
 
 extension TransferStateMachine.Phase {

@@ -15,16 +15,15 @@ extension SessionTaskDriver {
     /// The task shows `.canceling` (or `.running`) until its delegate queue
     /// gets to its end; `.completed` from then on. A data task whose delegate
     /// has not answered its response yet waits for the answer.
-    func outputIsFinal(_ outcome: TransferStateMachine.Outcome) {
+    func outputIsFinal(_ outcome: TransferStateMachine.Outcome, driver: RequestDriver) {
         context.events.submit { [self] in
             guard let final = state.withLock({ $0.response.outcomeFinal(outcome) }) else { return }
-            outputFinished(final)
+            driver.outputFinished(final)
         }
     }
 
     /// On the delegate queue (from `outputIsFinal`, or a response answer that released a parked end).
     func runCompletion(_ outcome: TransferStateMachine.Outcome) {
-        cancelDeadline()
         deliverPendingReportsNow()
         for handler in state.withLock({ $0.resumeData.decide(nil) }) { handler(nil) }
         finishOnDelegateQueue(outcome)
@@ -32,7 +31,10 @@ extension SessionTaskDriver {
 
     /// The delegate's part of the end: files, cache, did-complete.
     private func finishOnDelegateQueue(_ outcome: TransferStateMachine.Outcome) {
-        guard let task = currentTask else { return completionFinished() }
+        guard let task = currentTask else {
+            requestDriver.handle(.completionFinished)
+            return
+        }
         let diverted = state.withLock { $0.response.becameDownload }
         if diverted { writeDivertedBodyIfNeeded(outcome) }
         reportBodyNotSeenAsItArrived(outcome, task: task)
@@ -43,7 +45,7 @@ extension SessionTaskDriver {
                 context.manager?.urlSession(context.session, downloadTask: downloadTask, didFinishDownloadingTo: file)
             }
         }
-        let proposal = recordResponse(outcome)
+        let proposal = requestDriver.recordResponse(outcome)
         guard let proposal, let manager = context.manager, let dataTask = task as? URLSessionDataTask, !diverted,
               !context.skipsUnobservedCalls || manager.hasBlock(.dataTaskWillCacheResponse) else {
             proposal?.commit(proposal?.proposal)
@@ -191,7 +193,7 @@ extension SessionTaskDriver {
                     handler(rawFile, outcome.response == nil ? nil : response, finalError)
                     if let rawFile { DownloadFile.remove(rawFile) }
                 }
-                completionFinished()
+                requestDriver.handle(.completionFinished)
                 MainQueueNotifier.shared.post(.AFNetworkingTaskDidComplete, object: task,
                                               userInfo: notificationInfo.value as? [AnyHashable: Any])
                 group.leave()

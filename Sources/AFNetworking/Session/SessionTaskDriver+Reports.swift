@@ -145,7 +145,7 @@ extension SessionTaskDriver {
         case .cancelTask:
             cancel()
         case .proceed(let outcome):
-            context.events.submit { [self] in outputFinished(outcome) }
+            context.events.submit { [self] in requestDriver.outputFinished(outcome) }
         case .becomeDownload:
             becomeDownload()
         }
@@ -169,17 +169,10 @@ extension SessionTaskDriver {
         switch Result(catching: { try DownloadFile.create() }) {
         case .success(let (file, stream)):
             state.withLock { $0.download = .writing(file) }
-            let writer = ResponseBodyWriter(stream: stream) { [weak self] error in self?.outputDidFail(error) }
-            core.withLock { core in
-                // Once the outcome is decided the end writes the body itself.
-                guard core.machine.outcome == nil else { return }
-                core.writer = writer
-                if let kept = core.machine.divertOutput(), !kept.isEmpty {
-                    kept.withUnsafeBytes { writer.enqueue($0) }
-                }
-            }
+            // Once the outcome is decided the end writes the body itself.
+            _ = requestDriver.divertOutput(to: stream)
         case .failure(let error):
-            handle { $0.machine.fail(error as NSError) }
+            requestDriver.handle(.fail(error as NSError))
         }
         context.events.submit { [self] in
             // The data task stops being serviced and the download task runs:
@@ -189,7 +182,7 @@ extension SessionTaskDriver {
             if let dataTask = previous as? URLSessionDataTask {
                 context.manager?.urlSession(context.session, dataTask: dataTask, didBecome: downloadTask)
             }
-            if let parked = state.withLock({ $0.response.downloadAnnounced() }) { outputFinished(parked) }
+            if let parked = state.withLock({ $0.response.downloadAnnounced() }) { requestDriver.outputFinished(parked) }
         }
     }
 }

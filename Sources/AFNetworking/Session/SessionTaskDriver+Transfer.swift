@@ -5,10 +5,10 @@ import FoundationNetworking
 #endif
 import Logging
 
-/// The task as a `TransferAdapter`: the hop's settings come from the
+/// The task as its driver's front-end: the hop's settings come from the
 /// session's configuration; questions (redirect, challenge, a new body
 /// stream) and reports become delegate calls on the manager's operation queue.
-extension SessionTaskDriver: TransferAdapter {
+extension SessionTaskDriver: RequestFrontend {
     func transferEnvironment(for url: URL?) -> TransferEnvironment {
         var environment = context.session.settings.environment(for: url, securityPolicy: context.securityPolicy,
                                                                usesCache: !kind.isDownload, reportsUploadProgress: true)
@@ -105,13 +105,7 @@ extension SessionTaskDriver: TransferAdapter {
     /// racing the first hop), the file is not wanted and goes away.
     func install(file: URL, stream: PartialFileOutputStream) {
         state.withLock { $0.download = .writing(file) }
-        let writer = ResponseBodyWriter(stream: stream) { [weak self] error in self?.outputDidFail(error) }
-        let installed = core.withLock { core -> Bool in
-            guard core.machine.outcome == nil else { return false }
-            core.writer = writer
-            return true
-        }
-        if !installed {
+        if !requestDriver.installOutput(stream) {
             state.withLock { $0.download = .removed }
             DownloadFile.remove(file)
         }
@@ -178,12 +172,12 @@ extension SessionTaskDriver: TransferAdapter {
     func askRedirect(_ question: TransferStateMachine.RedirectQuestion) {
         context.events.submit { [self] in
             guard let manager = context.manager, let task = currentTask, let response = question.response.httpURLResponse else {
-                handle { $0.machine.redirectDecided(token: question.token, question.proposed) }
+                requestDriver.handle(.redirectDecided(token: question.token, question.proposed))
                 return
             }
             manager.urlSession(context.session, task: task, willPerformHTTPRedirection: response,
                                        newRequest: question.proposed) { [self] next in
-                handle { $0.machine.redirectDecided(token: question.token, next) }
+                requestDriver.handle(.redirectDecided(token: question.token, next))
             }
         }
     }
@@ -206,21 +200,15 @@ extension SessionTaskDriver: TransferAdapter {
 
     /// Resolves the challenge with `token` (later answers to it change nothing).
     func answerChallenge(token: UInt64, _ disposition: URLSession.AuthChallengeDisposition, _ credential: URLCredential?) {
-        let answer: TransferStateMachine.ChallengeAnswer
+        let answer: RequestDriver.ChallengeDisposition
         switch disposition {
-        case .useCredential:
-            answer = credential.map { .use($0) } ?? .continueWithoutCredential
-        case .performDefaultHandling:
-            guard let pending = core.withLock({ $0.machine.pendingChallenge(token: token) }) else { return }
-            answer = defaultCredential(for: pending.space, failures: pending.failures).map { .use($0) } ?? .continueWithoutCredential
-        case .cancelAuthenticationChallenge:
-            answer = .cancel
-        case .rejectProtectionSpace:
-            answer = .continueWithoutCredential
-        @unknown default:
-            answer = .continueWithoutCredential
+        case .useCredential: answer = .use(credential)
+        case .performDefaultHandling: answer = .performDefaultHandling
+        case .cancelAuthenticationChallenge: answer = .cancel
+        case .rejectProtectionSpace: answer = .continueWithoutCredential
+        @unknown default: answer = .continueWithoutCredential
         }
-        handle { $0.machine.challengeAnswered(token: token, answer) }
+        requestDriver.answerChallenge(token: token, answer) { defaultCredential(for: $0, failures: $1) }
     }
 
     /// Default handling: the configuration's credential storage, on the first

@@ -61,12 +61,12 @@ enum TaskIdentifiers {
 /// A session task's adapter to the transfer machine, as
 /// `URLConnectionOperation` is an operation's: the task objects
 /// (`SessionDataTask` & co.) forward their `URLSessionTask` API here. The
-/// lifecycle is the machine in `core` (the task's `state` is derived from
-/// it); what the task adds — the delegate calls on the manager's
+/// lifecycle is run by `requestDriver` (the task's `state` is derived from
+/// its machine); what the task adds — the delegate calls on the manager's
 /// `operationQueue`, progress, the download file, resume data — lives in
 /// `state`. The two locks are never held together.
 final class SessionTaskDriver: @unchecked Sendable {
-    // @unchecked: mutable state is inside `core` and `state` (LockedState);
+    // @unchecked: mutable state is inside `state` (LockedState) and the driver;
     // `progress` is changed only on the manager's operation queue.
 
     /// Who the task reports to, fixed at creation.
@@ -195,11 +195,10 @@ final class SessionTaskDriver: @unchecked Sendable {
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64
         var resumeData = ResumeData.pending([])
-        /// `timeoutIntervalForResource`, from the first resume.
-        var deadline: Deadlines.Token?
     }
 
-    let core: LockedState<TransferCore>
+    /// Runs the request's lifecycle.
+    let requestDriver: RequestDriver
     let state: LockedState<State>
     let kind: SessionTaskKind
     let context: Context
@@ -227,7 +226,7 @@ final class SessionTaskDriver: @unchecked Sendable {
          destination: Destination?, identifier: Int, bytesExpectedToSend: Int64, admitted: Bool) {
         var configuration = TransferStateMachine.Configuration()
         configuration.consultsCache = !kind.isDownload && context.session.settings.cache != nil
-        core = LockedState(TransferCore(machine: TransferStateMachine(configuration: configuration)))
+        requestDriver = RequestDriver(configuration: configuration)
         state = LockedState(State(identifier: identifier, bytesExpectedToSend: bytesExpectedToSend))
         self.kind = kind
         self.context = context
@@ -236,6 +235,7 @@ final class SessionTaskDriver: @unchecked Sendable {
         self.originalRequest = request
         self.destination = destination
         self.admitted = admitted
+        requestDriver.attach(self)
     }
 
     /// Whether the body is kept in memory (data and upload tasks) rather than
@@ -244,14 +244,14 @@ final class SessionTaskDriver: @unchecked Sendable {
 
     // MARK: - URLSessionTask API
 
-    var taskState: URLSessionTask.State { core.withLock { $0.machine.taskState } }
+    var taskState: URLSessionTask.State { requestDriver.taskState }
 
     var identifier: Int { state.withLock { $0.identifier } }
 
-    var currentRequest: URLRequest? { core.withLock { $0.machine.currentRequest } ?? originalRequest }
+    var currentRequest: URLRequest? { requestDriver.currentRequest ?? originalRequest }
 
     var response: URLResponse? {
-        switch core.withLock({ $0.machine.currentResponse }) {
+        switch requestDriver.currentResponse {
         case .received(let head)?: return head.httpURLResponse
         case .cached(let cached)?: return cached.response
         case nil: return nil
@@ -260,68 +260,43 @@ final class SessionTaskDriver: @unchecked Sendable {
 
     /// The transport's error once the task completed.
     var error: Error? {
-        core.withLock { core -> NSError? in
-            switch core.machine.state {
-            case .completing(let outcome), .finished(let outcome): return outcome.error
-            default: return nil
-            }
-        }
+        requestDriver.finalOutcome?.error
     }
 
-    var countOfBytesReceived: Int64 { core.withLock { $0.machine.entityBytesInOutput } }
-    var countOfBytesExpectedToReceive: Int64 { core.withLock { $0.machine.expectedEntityLength } }
+    var countOfBytesReceived: Int64 { requestDriver.entityBytesInOutput }
+    var countOfBytesExpectedToReceive: Int64 { requestDriver.expectedEntityLength }
     var countOfBytesSent: Int64 { state.withLock { $0.bytesSent } }
     var countOfBytesExpectedToSend: Int64 { state.withLock { $0.bytesExpectedToSend } }
 
     /// Starts the task, or lets a suspended one continue on its connection.
     func resume() {
         let task = retainTask()
-        var started = false
-        handle { core in
-            let before = core.machine.taskState
-            let action: TransferStateMachine.Action
-            if core.machine.hasStarted {
-                action = core.machine.unsuspend()
-            } else {
-                if !admitted { _ = core.machine.cancel(originalRequest) }
-                action = core.machine.start(originalRequest, bodyInMemory: keepsBodyInMemory, retry: retryPlan)
-                started = true
-            }
-            // Posted under the lock, so racing resume/suspend calls are
-            // announced in the order they took effect.
-            if before == .suspended && core.machine.taskState == .running, let task {
+        // `timeoutIntervalForResource`: the whole task, from its first resume.
+        let budget = ResourceBudget(limit: context.session.settings.resourceTimeout, url: originalRequest.url,
+                                    description: "the session's resource timeout")
+        requestDriver.handle(.resumeTask(originalRequest, bodyInMemory: keepsBodyInMemory, retry: retryPlan, budget: budget,
+                                         admitted: admitted)) { change in
+            if change.before == .suspended && change.after == .running, let task {
                 MainQueueNotifier.shared.post(.AFNetworkingTaskDidResume, object: task)
             }
-            return action
         }
-        if started { scheduleDeadline() }
     }
 
     /// Stops the data flow of a running task (nothing read or written, no
     /// idle timeout) until `resume()`.
     func suspend() {
         let task = currentTask
-        handle { core in
-            guard core.machine.taskState == .running else { return .none }
-            let action = core.machine.suspend()
-            if core.machine.taskState == .suspended, let task {
+        requestDriver.handle(.suspendTask) { change in
+            if change.before == .running && change.after == .suspended, let task {
                 MainQueueNotifier.shared.post(.AFNetworkingTaskDidSuspend, object: task)
             }
-            return action
         }
     }
 
     /// Completes the task once with NSURLErrorCancelled, whatever it is doing.
     func cancel() {
         _ = retainTask()
-        handle { core in
-            let action = core.machine.cancel(originalRequest)
-            // Never resumed: it completes now rather than when resumed.
-            if case .waiting(cancelled: true) = core.machine.state {
-                return core.machine.start(originalRequest, bodyInMemory: keepsBodyInMemory)
-            }
-            return action
-        }
+        requestDriver.handle(.cancelTask(originalRequest, bodyInMemory: keepsBodyInMemory))
         // An end parked for an outstanding response answer is released, cancelled.
         carryOut(state.withLock { $0.response.cancelWhileAsking() })
     }
@@ -357,30 +332,5 @@ final class SessionTaskDriver: @unchecked Sendable {
             state.task.retain()
             return state.task.task
         }
-    }
-
-    // MARK: - Deadline
-
-    /// `timeoutIntervalForResource`: the whole task, from its first resume,
-    /// fails with NSURLErrorTimedOut when it runs longer.
-    private func scheduleDeadline() {
-        let limit = context.session.settings.resourceTimeout
-        guard limit > 0, limit.isFinite, limit < Double(Int32.max) else { return }
-        let url = originalRequest.url
-        let token = Deadlines.shared.add(at: .now() + limit) { [weak self] in
-            let error = TransportErrors.make(NSURLErrorTimedOut, url: url, underlying: nil,
-                                             description: "The request timed out (the session's resource timeout).")
-            self?.handle { $0.machine.fail(error) }
-        }
-        state.withLock { $0.deadline = token }
-    }
-
-    /// Stops the deadline (the task is over).
-    func cancelDeadline() {
-        guard let token = state.withLock({ state -> Deadlines.Token? in
-            defer { state.deadline = nil }
-            return state.deadline
-        }) else { return }
-        Deadlines.shared.cancel(token)
     }
 }

@@ -474,10 +474,7 @@ final class RetryPolicyTests: OperationTestCase {
 
     /// Whether the operation's machine is waiting to send its request again.
     private static func isWaitingToRetry(_ operation: URLConnectionOperation) -> Bool {
-        operation.core.withLock { core in
-            if case .waitingToRetry = core.machine.state { return true }
-            return false
-        }
+        operation.driver.isWaitingToRetry
     }
 
     func testPOSTWithA503IsNotRetried() {

@@ -42,7 +42,7 @@ final class OffNetworkThreadTests: OperationTestCase {
         let outcome = run(operation, timeout: 60)
         XCTAssertNil(outcome.error)
         XCTAssertEqual(output.byteCount.value, size)
-        let peak = operation.core.withLock { $0.writer?.peakPendingBytes } ?? 0
+        let peak = operation.driver.writer?.peakPendingBytes ?? 0
         XCTAssertGreaterThan(peak, 0)
         XCTAssertLessThanOrEqual(peak, ResponseBodyWriter.highWater + (512 << 10),
                                  "the writer held \(peak) bytes: back-pressure did not pause the transfer")

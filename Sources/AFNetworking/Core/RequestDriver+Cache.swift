@@ -1,0 +1,93 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The cache and cookies around a request.
+extension RequestDriver {
+    /// Asks the cache about the request (off the network thread: the first
+    /// question about a URL may read the disk) and tells the machine.
+    func lookUpCache(for request: URLRequest) {
+        assert(!engine.isReportingThread, "storages, streams and files stay off the engine's thread")
+        guard let frontend else { return }
+        let environment = frontend.transferEnvironment(for: request.url)
+        guard let cache = environment.cache else {
+            handle(.cacheLookupFinished(.load))
+            return
+        }
+        let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
+        let plan = CacheRules.plan(for: request, sent: { environment.requestAsSent(request) }, cache: cache, policyTag: tag)
+        handle(.cacheLookupFinished(plan))
+    }
+
+    /// Stores the final response's cookies and updates the cache: refreshes
+    /// an entry a 304 confirmed, drops an entry a newer answer made obsolete,
+    /// and returns a storable answer as a proposal for the front-end to pass
+    /// through its will-cache hook and commit. Off the network thread, before
+    /// the request finishes, so one started after it sees all of it.
+    func recordResponse(_ outcome: TransferStateMachine.Outcome) -> CacheProposal? {
+        assert(!engine.isReportingThread, "storages, streams and files stay off the engine's thread")
+        guard let frontend else { return nil }
+        let environment = frontend.transferEnvironment(for: outcome.finalRequest?.url)
+        if let confirmation = outcome.revalidatedBy, let request = outcome.finalRequest {
+            if environment.acceptsCookies { CookieHandling.store(from: confirmation, for: request, in: environment.cookieStorage) }
+            if let cache = environment.cache, let original = outcome.originalRequest, let key = original.url?.absoluteString,
+               case .cached(let merged)? = outcome.response {
+                CacheIndex.index(for: cache).refresh(key: key, with: merged, for: original, receivedAt: Date())
+            }
+            return nil
+        }
+        guard !outcome.servedFromCache, case .received(let head)? = outcome.response else { return nil }
+        if let request = outcome.finalRequest, environment.acceptsCookies {
+            CookieHandling.store(from: head, for: request, in: environment.cookieStorage)
+        }
+        guard outcome.error == nil, let original = outcome.originalRequest, let cache = environment.cache else { return nil }
+        let key = head.url.absoluteString
+        switch CacheRules.effect(of: head, for: original) {
+        case .none:
+            return nil
+        case .invalidate:
+            CacheIndex.index(for: cache).invalidate(original, key: key)
+            return nil
+        case .store:
+            guard let data = outcome.memoryBody, let received = head.httpURLResponse else {
+                // The body went to a stream: this newer answer cannot be
+                // stored, so no older one may answer in its place.
+                CacheIndex.index(for: cache).invalidate(original, key: key)
+                return nil
+            }
+            // Stored under the URL that produced it (after any redirect), and
+            // tagged with the security policy and client identity it was
+            // fetched under and the request fields it varies on.
+            var keyRequest = original
+            keyRequest.url = received.url ?? original.url
+            let response = CacheRules.storable(received)
+            let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
+            var userInfo: [AnyHashable: Any] = [CacheRules.policyKey: tag]
+            let varied = CacheRules.varyNames(of: response)
+            if !varied.isEmpty {
+                userInfo[CacheRules.varyValuesKey] = CacheRules.varyValues(for: varied, of: environment.requestAsSent(outcome.finalRequest ?? original))
+            }
+            let proposal = CachedURLResponse(response: response, data: data, userInfo: userInfo, storagePolicy: .allowed)
+            return CacheProposal(proposal: proposal, cache: cache, keyRequest: keyRequest, key: key, policyTag: tag)
+        }
+    }
+}
+
+/// A response the cache may store, waiting for the front-end's will-cache
+/// decision (a block, a delegate method that answers later).
+struct CacheProposal: @unchecked Sendable {
+    // @unchecked: CachedURLResponse is immutable once made.
+    let proposal: CachedURLResponse
+    let cache: URLCache
+    let keyRequest: URLRequest
+    let key: String
+    let policyTag: String
+
+    /// Stores `answer` (the proposal, or what the hook replaced it with); nil stores nothing.
+    func commit(_ answer: CachedURLResponse?) {
+        guard let answer else { return }
+        CacheIndex.index(for: cache).store(answer, for: keyRequest, key: key, policyTag: policyTag, receivedAt: Date())
+    }
+}

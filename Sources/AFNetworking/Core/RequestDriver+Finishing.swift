@@ -1,0 +1,37 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The end of a request: the output closed, then completion work.
+extension RequestDriver {
+    /// Closes the output and records the final outcome. For a stream this
+    /// happens on the writer's queue, after every byte queued before it.
+    func finishOutput(_ outcome: TransferStateMachine.Outcome) {
+        guard let frontend else { return }
+        guard let writer else {
+            frontend.outputIsFinal(outcome, driver: self)
+            return
+        }
+        if outcome.isCancellation, frontend.dropsQueuedBodyOnCancel {
+            writer.discardPending()
+        }
+        writer.close(writing: outcome.bodyToWrite) { [self] failure, memory in
+            var final = outcome
+            if final.error == nil, let failure { final.error = failure }
+            final.memoryBody = memory
+            frontend.outputIsFinal(frontend.outputDidClose(final), driver: self)
+        }
+    }
+
+    /// The output is final: `response`, `error` and the body now hold their
+    /// last values. Completion work follows (the front-end's `runCompletion`).
+    func outputFinished(_ outcome: TransferStateMachine.Outcome) {
+        let timings = markOutputFinished(outcome)
+        // Built only when someone logs (the request's logger, or a started instance's).
+        RequestLog.finished(outcome, metrics: timings.map { TransferMetrics($0, redirects: outcome.redirects) },
+                            to: frontend?.activityLogger)
+        frontend?.runCompletion(outcome)
+    }
+}

@@ -1,0 +1,474 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+
+/// Runs one request's lifecycle for its front-end (an operation or a session
+/// task), which holds it by composition. The driver alone owns the lock, the
+/// `TransferStateMachine` and every per-request field that goes with it (the
+/// current transfer, the output's writer, the retry timer, the final hop's
+/// timings); front-ends send it `Event`s through `handle(_:)` and read it
+/// through the named queries below. It feeds each event to the machine under
+/// the lock and carries out the action that comes back after unlocking.
+///
+/// The engine is injected (`NetworkEngine.shared` by default), so the
+/// driver's tests run it against a fake engine with no socket.
+final class RequestDriver: @unchecked Sendable {
+    // @unchecked: mutable state is inside `core` (LockedState); `frontend` is
+    // written once, by `attach`, before the first event.
+
+    /// Everything that changes during the request, behind one lock.
+    private struct Core {
+        var machine: TransferStateMachine
+        /// The transfer of the machine's current hop, once built and registered.
+        var transfer: Transfer?
+        /// Writes the body off the network thread (nil when it stays in memory).
+        var writer: ResponseBodyWriter?
+        /// What curl measured for the last hop that ended.
+        var timings: TransferTimings?
+        /// The total time budget, if the request has one.
+        var budget: ResourceBudget?
+        /// The request's timers (one mechanism: `Deadlines`), each named by
+        /// what it is for — the machine's retry token, the budget's run — and
+        /// cancelled as soon as that stops being current.
+        var retryTimer: (token: UInt64, timer: Deadlines.Token)?
+        var budgetTimer: (run: UInt64, timer: Deadlines.Token)?
+        /// Effects decided under the lock and not yet run (see `drain`).
+        fileprivate var effects: [Effect] = []
+        /// A thread is running effects.
+        var draining = false
+
+        /// The queued effects, when the caller becomes the drainer (nil: a
+        /// drain is under way and will run them).
+        fileprivate mutating func takeEffectsToDrain() -> [Effect]? {
+            guard !draining, !effects.isEmpty else { return nil }
+            draining = true
+            defer { effects.removeAll(keepingCapacity: true) }
+            return effects
+        }
+    }
+
+    /// What front-ends (and the driver's own reports) tell the request.
+    enum Event {
+        /// An operation's `start()`: `output` is the stream the body goes to
+        /// (nil: memory); `cancelled` says the operation already counts itself cancelled.
+        case start(URLRequest, output: OutputStream?, retry: TransferStateMachine.RetryPlan?, budget: ResourceBudget?, cancelled: Bool)
+        /// A task's `resume()`: starts it the first time (cancelled at once when
+        /// its session did not admit it), lets a suspended one continue later.
+        case resumeTask(URLRequest, bodyInMemory: Bool, retry: TransferStateMachine.RetryPlan?, budget: ResourceBudget?, admitted: Bool)
+        /// A task's `suspend()`, only while it runs.
+        case suspendTask
+        /// An operation's `cancel()`.
+        case cancel(URLRequest)
+        /// A task's `cancel()`: one never resumed completes now.
+        case cancelTask(URLRequest, bodyInMemory: Bool)
+        case pause
+        /// Continues a paused operation with `request` (its pause may have added `Range`).
+        case resume(URLRequest, output: OutputStream?)
+        /// The request fails with this error, whatever it is doing (a deadline,
+        /// an output that refused bytes, a download file that could not be made).
+        case fail(NSError)
+        case redirectDecided(token: UInt64, URLRequest?)
+        case challengeAnswered(token: UInt64, TransferStateMachine.ChallengeAnswer)
+        /// Completion work has run: the request is over.
+        case completionFinished
+        /// An archived operation comes back finished with this outcome.
+        case restoreFinished(TransferStateMachine.Outcome)
+
+        // Reported by the driver's own effects:
+        case cacheLookupFinished(CacheRules.Plan)
+        case transferCouldNotStart(tag: UInt64, NSError)
+        case transferCompleted(tag: UInt64, ReceivedResponse?, NSError?, TransferTimings?)
+        case retryDue(token: UInt64)
+        /// The budget's timer for `run` fired.
+        case budgetSpent(run: UInt64)
+    }
+
+    /// A session task's state around one event.
+    struct TaskTransition {
+        let before: URLSessionTask.State
+        let after: URLSessionTask.State
+    }
+
+    private let core: LockedState<Core>
+    let engine: any TransferEngine
+    private(set) weak var frontend: (any RequestFrontend)?
+
+    /// The engine requests run on unless a test injects another: the one
+    /// place the library reads `NetworkEngine.shared`.
+    static var defaultEngine: any TransferEngine { NetworkEngine.shared }
+
+    init(configuration: TransferStateMachine.Configuration = TransferStateMachine.Configuration(),
+         engine: any TransferEngine = RequestDriver.defaultEngine) {
+        core = LockedState(Core(machine: TransferStateMachine(configuration: configuration)))
+        self.engine = engine
+    }
+
+    /// Connects the front-end (once, from its initialiser, before any event).
+    func attach(_ frontend: any RequestFrontend) {
+        precondition(self.frontend == nil, "RequestDriver attached twice")
+        self.frontend = frontend
+    }
+
+    // MARK: - Events
+
+    /// Runs `event` against the machine under the lock and queues what it
+    /// calls for — timers, the phase change's announcement, an abort, the
+    /// machine's action — as effects, which run after unlocking (see
+    /// `drain`). Returns the phase change, decided under the lock.
+    /// `taskStateChange` sees a session task's state before and after the
+    /// event while the lock is held, so notifications of racing
+    /// resume/suspend calls are queued in the order they took effect (it must
+    /// only enqueue).
+    @discardableResult
+    func handle(_ event: Event, taskStateChange: ((TaskTransition) -> Void)? = nil) -> PhaseChange {
+        let (change, batch) = core.withLock { core -> (PhaseChange, [Effect]?) in
+            let before = core.machine.phase
+            let taskBefore = taskStateChange == nil ? nil : core.machine.taskState
+            let action = apply(event, to: &core)
+            if let taskStateChange, let taskBefore { taskStateChange(TaskTransition(before: taskBefore, after: core.machine.taskState)) }
+            let change = PhaseChange(before: before, after: core.machine.phase)
+            if let retry = core.retryTimer, !core.machine.isWaitingToRetry(token: retry.token) {
+                core.effects.append(.cancelTimer(retry.timer))
+                core.retryTimer = nil
+            }
+            if core.machine.phase != before, var budget = core.budget {
+                switch budget.phaseChanged(from: before, to: core.machine.phase, now: DispatchTime.now().uptimeNanoseconds) {
+                case .none: break
+                case .arm(let run, let delay): core.effects.append(.armBudget(run: run, delay: delay))
+                case .disarm:
+                    if let running = core.budgetTimer { core.effects.append(.cancelTimer(running.timer)) }
+                    core.budgetTimer = nil
+                }
+                core.budget = budget
+            }
+            if change.before != change.after { core.effects.append(.announce(change)) }
+            // Only the transfer of the current hop is kept.
+            switch action {
+            case .abort(let tag), .abortAndDeliver(let tag, _):
+                if let transfer = core.transfer, transfer.tag == tag { core.effects.append(.abort(transfer)) }
+                core.transfer = nil
+            case .suspendTransfer(let tag, let suspended):
+                // Submitted under the lock so that racing suspend/resume calls
+                // reach the engine in the machine's order.
+                if let transfer = core.transfer, transfer.tag == tag { engine.setSuspended(transfer, suspended) }
+            default:
+                if let transfer = core.transfer, !core.machine.isCurrent(transfer.tag) { core.transfer = nil }
+            }
+            if case .none = action {} else { core.effects.append(.perform(action)) }
+            return (change, core.takeEffectsToDrain())
+        }
+        if let batch { drain(batch) }
+        return change
+    }
+
+    /// Queues the delivery of an outcome the machine decided while refusing
+    /// a response head (on the engine's thread).
+    func deliverRefused(_ outcome: TransferStateMachine.Outcome) {
+        let batch = core.withLock { core -> [Effect]? in
+            core.effects.append(.perform(.deliver(outcome)))
+            return core.takeEffectsToDrain()
+        }
+        if let batch { drain(batch) }
+    }
+
+    // MARK: - The executor
+
+    /// What is done after unlocking, in the order the events decided it.
+    fileprivate enum Effect {
+        case cancelTimer(Deadlines.Token)
+        case armBudget(run: UInt64, delay: TimeInterval)
+        case announce(PhaseChange)
+        case abort(Transfer)
+        case perform(TransferStateMachine.Action)
+
+        /// Effects that touch storages, streams or files: never on the engine's thread.
+        var mustLeaveEngineThread: Bool {
+            switch self {
+            case .perform(.startTransfer), .perform(.lookUpCache): return true
+            default: return false
+            }
+        }
+    }
+
+    /// Runs queued effects until none is left. One thread drains at a time
+    /// (whoever queued effects while nobody drained becomes the drainer, and
+    /// others only queue), so the effects of one request never run
+    /// concurrently and always run in the order the machine decided them —
+    /// an announcement of `executing` can never follow that of `finished`, an
+    /// abort never precedes the start it stops. An event sent from inside an
+    /// effect (a front-end's hook that answers at once) is queued behind it.
+    /// The engine's thread hands a drain over to the processing queue when
+    /// it reaches an effect that must not run there.
+    private func drain(_ first: [Effect]) {
+        var batch = first
+        while !batch.isEmpty {
+            for (index, effect) in batch.enumerated() {
+                if effect.mustLeaveEngineThread && engine.isReportingThread {
+                    let rest = Array(batch[index...])
+                    CompletionDefaults.processingQueue.async { self.drain(rest) }
+                    return
+                }
+                run(effect)
+            }
+            batch = core.withLock { core -> [Effect] in
+                guard !core.effects.isEmpty else {
+                    core.draining = false
+                    return []
+                }
+                defer { core.effects.removeAll(keepingCapacity: true) }
+                return core.effects
+            }
+        }
+    }
+
+    private func run(_ effect: Effect) {
+        switch effect {
+        case .cancelTimer(let timer): Deadlines.shared.cancel(timer)
+        case .armBudget(let run, let delay): armBudget(run: run, delay: delay)
+        case .announce(let change): frontend?.announce(change)
+        case .abort(let transfer): engine.abort(transfer, reason: .cancelled)
+        case .perform(let action): perform(action)
+        }
+    }
+
+    /// The machine's part of `event`. Under the lock: decides, does no I/O.
+    private func apply(_ event: Event, to core: inout Core) -> TransferStateMachine.Action {
+        switch event {
+        case .start(let request, let output, let retry, let budget, let cancelled):
+            makeWriterIfNeeded(for: output, in: &core)
+            if core.budget == nil { core.budget = budget }
+            return core.machine.start(request, bodyInMemory: output == nil, retry: retry, cancelled: cancelled)
+        case .resumeTask(let request, let bodyInMemory, let retry, let budget, let admitted):
+            if core.machine.hasStarted { return core.machine.unsuspend() }
+            core.budget = budget
+            if !admitted { _ = core.machine.cancel(request) }
+            return core.machine.start(request, bodyInMemory: bodyInMemory, retry: retry)
+        case .suspendTask:
+            guard core.machine.taskState == .running else { return .none }
+            return core.machine.suspend()
+        case .cancel(let request):
+            return core.machine.cancel(request)
+        case .cancelTask(let request, let bodyInMemory):
+            let action = core.machine.cancel(request)
+            // Never resumed: it completes now rather than when resumed.
+            if !core.machine.hasStarted { return core.machine.start(request, bodyInMemory: bodyInMemory) }
+            return action
+        case .pause:
+            return core.machine.pause()
+        case .resume(let request, let output):
+            makeWriterIfNeeded(for: output, in: &core)
+            return core.machine.resume(with: request, bodyInMemory: output == nil)
+        case .fail(let error):
+            return core.machine.fail(error)
+        case .redirectDecided(let token, let next):
+            return core.machine.redirectDecided(token: token, next)
+        case .challengeAnswered(let token, let answer):
+            return core.machine.challengeAnswered(token: token, answer)
+        case .completionFinished:
+            core.machine.completionFinished()
+            return .none
+        case .restoreFinished(let outcome):
+            precondition(!core.machine.hasStarted, "an operation restored from an archive after it started")
+            core.machine = TransferStateMachine(restoring: outcome, configuration: core.machine.configuration)
+            return .none
+        case .cacheLookupFinished(let plan):
+            return core.machine.cacheLookupFinished(plan)
+        case .transferCouldNotStart(let tag, let error):
+            return core.machine.transferCouldNotStart(tag, error: error)
+        case .transferCompleted(let tag, let response, let error, let timings):
+            if core.machine.isCurrent(tag) { core.timings = timings }
+            return core.machine.transferCompleted(tag, response: response, error: error)
+        case .retryDue(let token):
+            return core.machine.retryDue(token: token)
+        case .budgetSpent(let run):
+            guard var budget = core.budget, budget.expire(run: run) else { return .none }
+            core.budget = budget
+            core.budgetTimer = nil
+            return core.machine.fail(budget.error)
+        }
+    }
+
+    /// Carries out one action of the machine. Never called with the lock held.
+    private func perform(_ action: TransferStateMachine.Action) {
+        switch action {
+        case .none, .abort, .suspendTransfer:
+            break
+        case .lookUpCache(let request):
+            lookUpCache(for: request)
+        case .startTransfer(let hop):
+            startTransfer(hop)
+        case .abortAndDeliver(_, let outcome), .deliver(let outcome):
+            finishOutput(outcome)
+        case .askRedirect(let question):
+            RequestLog.redirect(question, to: frontend?.activityLogger)
+            frontend?.askRedirect(question)
+        case .askChallenge(let question):
+            RequestLog.challenge(question, to: frontend?.activityLogger)
+            frontend?.askChallenge(question)
+        case .scheduleRetry(let wait):
+            scheduleRetry(wait)
+        }
+    }
+
+    // MARK: - Output
+
+    /// The writer for a stream output, made once, before the first hop: the
+    /// body stays in memory when there is no stream.
+    private func makeWriterIfNeeded(for stream: OutputStream?, in core: inout Core) {
+        guard let stream, core.writer == nil else { return }
+        core.writer = makeWriter(for: stream)
+    }
+
+    private func makeWriter(for stream: OutputStream) -> ResponseBodyWriter {
+        ResponseBodyWriter(stream: stream, engine: engine) { [weak self] error in self?.handle(.fail(error)) }
+    }
+
+    /// Makes `stream` the output of a request that has not ended (a download
+    /// task's file, opened before its first hop). Returns false when the
+    /// outcome was decided meanwhile: the stream is not used.
+    func installOutput(_ stream: OutputStream) -> Bool {
+        let writer = makeWriter(for: stream)
+        return core.withLock { core -> Bool in
+            guard core.machine.outcome == nil else { return false }
+            core.writer = writer
+            return true
+        }
+    }
+
+    /// Moves the output from memory to `stream` mid-transfer (a data task that
+    /// became a download): the body kept so far is written first, the rest is
+    /// forwarded. Returns false when the outcome was decided meanwhile (the
+    /// end then writes the body itself).
+    func divertOutput(to stream: OutputStream) -> Bool {
+        let writer = makeWriter(for: stream)
+        return core.withLock { core -> Bool in
+            guard core.machine.outcome == nil else { return false }
+            core.writer = writer
+            if let kept = core.machine.divertOutput(), !kept.isEmpty {
+                kept.withUnsafeBytes { writer.enqueue($0) }
+            }
+            return true
+        }
+    }
+
+    /// The writer, if the body goes to one.
+    var writer: ResponseBodyWriter? { core.withLock { $0.writer } }
+
+    // MARK: - Queries
+
+    var phase: TransferStateMachine.Phase { core.withLock { $0.machine.phase } }
+    var taskState: URLSessionTask.State { core.withLock { $0.machine.taskState } }
+    /// The response to show now (the current hop's head, the last one, the outcome's).
+    var currentResponse: TransferStateMachine.ResponseValue? { core.withLock { $0.machine.currentResponse } }
+    var currentRequest: URLRequest? { core.withLock { $0.machine.currentRequest } }
+    /// The outcome once decided (the output may still be closing).
+    var outcome: TransferStateMachine.Outcome? { core.withLock { $0.machine.outcome } }
+    /// The outcome once the output is final (completion work running or done).
+    var finalOutcome: TransferStateMachine.Outcome? { core.withLock { $0.machine.finalOutcome } }
+    var entityBytesInOutput: Int64 { core.withLock { $0.machine.entityBytesInOutput } }
+    var expectedEntityLength: Int64 { core.withLock { $0.machine.expectedEntityLength } }
+
+    /// The protection space and failure count of the pending challenge with `token`.
+    func pendingChallenge(token: UInt64) -> (space: URLProtectionSpace, failures: Int)? {
+        core.withLock { $0.machine.pendingChallenge(token: token) }
+    }
+
+    /// The trailer fields of the final response, once the request has an
+    /// outcome: empty before that, for an answer from the cache, and for a
+    /// response that sent none. Repeated names are joined by ", ".
+    var trailerFields: [String: String] {
+        guard case .received(let head)? = outcome?.response else { return [:] }
+        return head.trailerDictionary
+    }
+
+    /// The final hop's metrics once the request's outcome is known.
+    var finishedMetrics: TransferMetrics? {
+        core.withLock { core in
+            guard let outcome = core.machine.outcome, let timings = core.timings else { return nil }
+            return TransferMetrics(timings, redirects: outcome.redirects)
+        }
+    }
+
+    // MARK: - Reports from the transfer (network thread)
+
+    /// The machine's decision on a head of the transfer tagged `tag`.
+    func headReceived(_ tag: UInt64, _ response: ReceivedResponse) -> TransferStateMachine.HeadAction {
+        core.withLock { $0.machine.headReceived(tag, response) }
+    }
+
+    /// Counts a piece of body, first checking that `writer` (if any) has room
+    /// and — for an output that may be diverted — looking the writer up in
+    /// the same step, so a piece never goes to memory that was already
+    /// handed over. nil: the writer is full (pause the transfer).
+    func bodyReceived(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer, divertible: Bool,
+                      fixedWriter: ResponseBodyWriter?) -> (ResponseBodyWriter?, TransferStateMachine.BodyAction)? {
+        if divertible {
+            return core.withLock { core -> (ResponseBodyWriter?, TransferStateMachine.BodyAction)? in
+                if let writer = core.writer, !writer.admit(transfer) { return nil }
+                return (core.writer, core.machine.bodyReceived(transfer.tag, bytes))
+            }
+        }
+        // Full: curl keeps these bytes until the writer has drained.
+        if let fixedWriter, !fixedWriter.admit(transfer) { return nil }
+        return (fixedWriter, core.withLock { $0.machine.bodyReceived(transfer.tag, bytes) })
+    }
+
+    /// Whether `tag` names the current hop's transfer.
+    func isCurrent(_ tag: UInt64) -> Bool { core.withLock { $0.machine.isCurrent(tag) } }
+
+    // MARK: - Steps of the driver's own effects (RequestDriver+….swift)
+
+    /// Registers `transfer` as the hop's and hands it to the engine in one
+    /// step, with its suspension: engine commands for it (a cancel's abort, a
+    /// suspend) are then always submitted after its start, in the machine's
+    /// order. False when the hop is no longer current (a cancel came first).
+    func register(_ transfer: Transfer, for tag: UInt64) -> Bool {
+        core.withLock { core -> Bool in
+            guard core.machine.isCurrent(tag) else { return false }
+            core.transfer = transfer
+            // Suspension first: a transfer suspended before it starts is held
+            // out of curl, so not even its request head is sent.
+            if core.machine.isSuspended { engine.setSuspended(transfer, true) }
+            engine.start(transfer)
+            return true
+        }
+    }
+
+    /// Whether a retry timer is being waited for.
+    var isWaitingToRetry: Bool { core.withLock { $0.machine.pendingRetryPolicy != nil } }
+
+    /// The policy of the retry being waited for.
+    var retryPolicy: RetryPolicy? { core.withLock { $0.machine.pendingRetryPolicy } }
+
+    /// Keeps the timer of the retry named `token`; false when the machine no
+    /// longer waits for it.
+    func keepRetryTimer(_ timer: Deadlines.Token, token: UInt64) -> Bool {
+        core.withLock { core -> Bool in
+            guard core.machine.isWaitingToRetry(token: token) else { return false }
+            core.retryTimer = (token, timer)
+            return true
+        }
+    }
+
+    /// Sets the budget's timer for `run`, unless the run ended meanwhile.
+    private func armBudget(run: UInt64, delay: TimeInterval) {
+        let timer = Deadlines.shared.add(at: .now() + delay) { [weak self] in self?.handle(.budgetSpent(run: run)) }
+        let kept = core.withLock { core -> Bool in
+            guard core.budget?.isCurrent(run: run) == true else { return false }
+            core.budgetTimer = (run, timer)
+            return true
+        }
+        if !kept { Deadlines.shared.cancel(timer) }
+    }
+
+    /// Tells the machine the output is final; returns the final hop's timings.
+    func markOutputFinished(_ outcome: TransferStateMachine.Outcome) -> TransferTimings? {
+        core.withLock { core -> TransferTimings? in
+            core.machine.outputFinished(outcome)
+            return core.timings
+        }
+    }
+}

@@ -1,0 +1,642 @@
+@testable import AFNetworking
+@testable import AFNetworkingTransport
+import Foundation
+import Logging
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// The request driver between its front-end and a fake engine: no socket,
+/// no curl transfer ever runs. The test plays the engine's reports (heads,
+/// body, completion — late ones included) and checks what the driver asks
+/// of the engine and tells its front-end.
+final class RequestDriverTests: XCTestCase {
+    let url = URL(string: "http://127.0.0.1:9/file")!
+
+    // MARK: - A plain exchange
+
+    func testAnExchangeStartsOneTransferAndDeliversItsBodyOnce() throws {
+        let (driver, engine, frontend) = make()
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+        XCTAssertEqual(engine.commands, [.start(1)])
+        XCTAssertNil(engine.head(transfer, status: 200))
+        XCTAssertEqual(engine.body(transfer, "hello")?.isAccepted, true)
+        engine.complete(transfer, status: 200)
+        let outcome = try XCTUnwrap(frontend.completedOutcome)
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(outcome.memoryBody, Data("hello".utf8))
+        XCTAssertEqual(frontend.completions, 1)
+        XCTAssertEqual(frontend.phases, [.executing, .finished])
+        XCTAssertEqual(driver.phase, .finished)
+    }
+
+    func testProgressIsReportedPerPieceWithTheEntityTotal() throws {
+        let (driver, engine, frontend) = make()
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+        _ = engine.head(transfer, status: 200, fields: [("Content-Length", "6")])
+        _ = engine.body(transfer, "abc")
+        _ = engine.body(transfer, "def")
+        XCTAssertEqual(frontend.progress.map(\.total), [3, 6])
+        XCTAssertEqual(frontend.progress.map(\.expected), [6, 6])
+        engine.complete(transfer, status: 200)
+    }
+
+    // MARK: - Cancel at every phase
+
+    func testCancelBeforeStartSendsNothingAndEndsWhenStarted() {
+        let (driver, engine, frontend) = make()
+        driver.handle(.cancel(request()))
+        XCTAssertEqual(driver.phase, .ready)
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: true))
+        XCTAssertEqual(engine.commands, [])
+        XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorCancelled)
+        XCTAssertEqual(driver.phase, .finished)
+    }
+
+    func testCancelMidTransferAbortsItAndItsLateReportsChangeNothing() throws {
+        let (driver, engine, frontend) = make()
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+        _ = engine.head(transfer, status: 200)
+        _ = engine.body(transfer, "part")
+        driver.handle(.cancel(request()))
+        XCTAssertEqual(engine.commands, [.start(1), .abort(1)])
+        XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorCancelled)
+        // The engine reports what was already on its way: all ignored.
+        XCTAssertEqual(engine.body(transfer, "more")?.isAbort, true)
+        XCTAssertNotNil(engine.head(transfer, status: 200), "a late head is refused")
+        engine.complete(transfer, status: 200)
+        XCTAssertEqual(frontend.completions, 1)
+        XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorCancelled)
+    }
+
+    func testCancelWhileTheTransferIsBeingBuiltNeverHandsItToTheEngine() {
+        let (driver, engine, frontend) = make()
+        let cancel = request()
+        TestHooks.beforeSubmittingTransfer.withLock { $0 = { driver.handle(.cancel(cancel)) } }
+        defer { TestHooks.beforeSubmittingTransfer.withLock { $0 = nil } }
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        XCTAssertEqual(engine.commands, [], "a transfer built after the cancel is freed, never started")
+        XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorCancelled)
+    }
+
+    func testCancelWhileARedirectIsUndecidedEndsAndALateAnswerSendsNothing() throws {
+        let (driver, engine, frontend) = make()
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+        _ = engine.head(transfer, status: 302, fields: [("Location", "/next")])
+        engine.complete(transfer, status: 302, fields: [("Location", "/next")], redirectTo: URL(string: "http://127.0.0.1:9/next"))
+        let question = try XCTUnwrap(frontend.redirects.first)
+        driver.handle(.cancel(request()))
+        driver.handle(.redirectDecided(token: question.token, question.proposed))
+        XCTAssertEqual(engine.commands, [.start(1)])
+        XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorCancelled)
+        XCTAssertEqual(frontend.completions, 1)
+    }
+
+    // MARK: - Follow-ups
+
+    func testARedirectIsAskedAndItsAnswerStartsTheNextHopWhileTheOldHopsReportsAreIgnored() throws {
+        let (driver, engine, frontend) = make()
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let first = try XCTUnwrap(engine.transfer(tag: 1))
+        _ = engine.head(first, status: 302, fields: [("Location", "/next")])
+        XCTAssertEqual(engine.body(first, "moved")?.isAccepted, true)
+        engine.complete(first, status: 302, fields: [("Location", "/next")], redirectTo: URL(string: "http://127.0.0.1:9/next"))
+        let question = try XCTUnwrap(frontend.redirects.first)
+        XCTAssertEqual(question.proposed.url?.path, "/next")
+        driver.handle(.redirectDecided(token: question.token, question.proposed))
+        driver.handle(.redirectDecided(token: question.token, question.proposed))
+        XCTAssertEqual(engine.commands, [.start(1), .start(2)], "a second answer to the same question changes nothing")
+        let second = try XCTUnwrap(engine.transfer(tag: 2))
+        XCTAssertEqual(second.options.request.url?.path, "/next")
+        engine.complete(first, status: 302)
+        _ = engine.head(second, status: 200)
+        _ = engine.body(second, "there")
+        engine.complete(second, status: 200)
+        let outcome = try XCTUnwrap(frontend.completedOutcome)
+        XCTAssertEqual(outcome.memoryBody, Data("there".utf8), "the redirect's own body is not the output")
+        XCTAssertEqual(outcome.redirects, 1)
+    }
+
+    func testAChallengeAnsweredWithACredentialSendsItOnTheNextHop() throws {
+        let (driver, engine, frontend) = make()
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let first = try XCTUnwrap(engine.transfer(tag: 1))
+        let challenge: [(name: String, value: String)] = [("WWW-Authenticate", "Basic realm=\"r\"")]
+        _ = engine.head(first, status: 401, fields: challenge)
+        engine.complete(first, status: 401, fields: challenge)
+        let question = try XCTUnwrap(frontend.challenges.first)
+        XCTAssertEqual(question.protectionSpace.realm, "r")
+        let credential = URLCredential(user: "u", password: "p", persistence: .none)
+        driver.handle(.challengeAnswered(token: question.token, .use(credential)))
+        let second = try XCTUnwrap(engine.transfer(tag: 2))
+        XCTAssertEqual(second.options.credentials?.user, "u")
+        engine.complete(second, status: 200)
+        XCTAssertEqual(frontend.completedOutcome?.statusCode, 200)
+    }
+
+    func testAChallengeAnsweredWithoutACredentialDeliversThe401WithItsBody() throws {
+        let (driver, engine, frontend) = make()
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let first = try XCTUnwrap(engine.transfer(tag: 1))
+        let challenge: [(name: String, value: String)] = [("WWW-Authenticate", "Basic realm=\"r\"")]
+        _ = engine.head(first, status: 401, fields: challenge)
+        _ = engine.body(first, "denied")
+        engine.complete(first, status: 401, fields: challenge)
+        let question = try XCTUnwrap(frontend.challenges.first)
+        driver.handle(.challengeAnswered(token: question.token, .continueWithoutCredential))
+        XCTAssertEqual(engine.commands, [.start(1)])
+        XCTAssertEqual(frontend.completedOutcome?.statusCode, 401)
+        XCTAssertEqual(frontend.completedOutcome?.memoryBody, Data("denied".utf8))
+    }
+
+    // MARK: - Pause, resume, suspend
+
+    func testPauseAbortsTheTransferAndResumeAsksForTheRestWithRange() throws {
+        let (driver, engine, frontend) = make()
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let first = try XCTUnwrap(engine.transfer(tag: 1))
+        _ = engine.head(first, status: 200, fields: [("Content-Length", "6"), ("ETag", "\"v1\"")])
+        _ = engine.body(first, "abc")
+        let paused = driver.handle(.pause)
+        XCTAssertEqual(paused.after, .paused)
+        XCTAssertEqual(engine.commands, [.start(1), .abort(1)])
+        XCTAssertEqual(engine.body(first, "late")?.isAbort, true, "bytes of the aborted hop are refused")
+        var ranged = request()
+        ranged.setValue("bytes=3-", forHTTPHeaderField: "Range")
+        driver.handle(.resume(ranged, output: nil))
+        let second = try XCTUnwrap(engine.transfer(tag: 2))
+        XCTAssertEqual(second.options.request.value(forHTTPHeaderField: "Range"), "bytes=3-")
+        _ = engine.head(second, status: 206, fields: [("Content-Range", "bytes 3-5/6")])
+        _ = engine.body(second, "def")
+        engine.complete(second, status: 206)
+        XCTAssertEqual(frontend.completedOutcome?.memoryBody, Data("abcdef".utf8))
+        XCTAssertEqual(frontend.phases, [.executing, .paused, .executing, .finished])
+    }
+
+    func testSuspendAndResumeOfARunningTaskReachTheEngineInOrder() throws {
+        let (driver, engine, _) = make()
+        var transitions: [(URLSessionTask.State, URLSessionTask.State)] = []
+        driver.handle(.resumeTask(request(), bodyInMemory: true, retry: nil, budget: nil, admitted: true)) { transitions.append(($0.before, $0.after)) }
+        XCTAssertNotNil(engine.transfer(tag: 1))
+        driver.handle(.suspendTask) { transitions.append(($0.before, $0.after)) }
+        driver.handle(.suspendTask) { transitions.append(($0.before, $0.after)) }
+        driver.handle(.resumeTask(request(), bodyInMemory: true, retry: nil, budget: nil, admitted: true)) { transitions.append(($0.before, $0.after)) }
+        XCTAssertEqual(engine.commands, [.start(1), .suspend(1, true), .resume(1, false)])
+        XCTAssertEqual(transitions.map { "\($0.0.rawValue)>\($0.1.rawValue)" },
+                       ["1>0", "0>1", "1>1", "1>0"], "suspended=1, running=0: the second suspend changes nothing")
+        driver.handle(.cancelTask(request(), bodyInMemory: true))
+        XCTAssertEqual(engine.commands.last, .abort(1))
+    }
+
+    func testATaskSuspendedWhileItsHopIsBuiltStartsSuspended() throws {
+        let (driver, engine, _) = make()
+        TestHooks.beforeSubmittingTransfer.withLock { $0 = { driver.handle(.suspendTask) } }
+        defer { TestHooks.beforeSubmittingTransfer.withLock { $0 = nil } }
+        driver.handle(.resumeTask(request(), bodyInMemory: true, retry: nil, budget: nil, admitted: true))
+        XCTAssertEqual(engine.commands, [.suspend(1, true), .start(1)], "held out of curl before its start")
+        driver.handle(.cancelTask(request(), bodyInMemory: true))
+    }
+
+    func testATaskNotAdmittedBySessionEndsCancelledWhenResumed() {
+        let (driver, engine, frontend) = make()
+        driver.handle(.resumeTask(request(), bodyInMemory: true, retry: nil, budget: nil, admitted: false))
+        XCTAssertEqual(engine.commands, [])
+        XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorCancelled)
+    }
+
+    // MARK: - Output
+
+    func testAMemoryBodyDivertedToAStreamMidTransferKeepsEveryByteInOrder() throws {
+        let (driver, engine, frontend) = make(divertible: true)
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+        _ = engine.head(transfer, status: 200)
+        _ = engine.body(transfer, "kept-")
+        let stream = OutputStream.toMemory()
+        XCTAssertTrue(driver.divertOutput(to: stream))
+        _ = engine.body(transfer, "forwarded")
+        let done = frontend.expectCompletion(self)
+        engine.complete(transfer, status: 200)
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(frontend.completedOutcome?.memoryBody, Data("kept-forwarded".utf8))
+        XCTAssertFalse(driver.divertOutput(to: OutputStream.toMemory()), "after the outcome nothing is diverted")
+    }
+
+    func testAFullWriterPausesTheTransferAndTheEngineIsToldWhenItDrained() throws {
+        let (driver, engine, frontend) = make()
+        let stream = SlowMemoryStream()
+        driver.handle(.start(request(), output: stream, retry: nil, budget: nil, cancelled: false))
+        let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+        _ = engine.head(transfer, status: 200)
+        let piece = String(repeating: "x", count: 64 << 10)
+        var sent = 0
+        var paused = false
+        for _ in 0..<64 where !paused {
+            switch engine.body(transfer, piece) {
+            case .accepted?: sent += 1
+            case .pause?: paused = true
+            default: XCTFail("unexpected disposition")
+            }
+        }
+        XCTAssertTrue(paused, "the writer's high-water mark pauses the transfer")
+        stream.gate.signal()
+        XCTAssertTrue(engine.waitForCommand(.resumeReceiving(1), timeout: 10), "the drained writer resumes the transfer through the engine")
+        let done = frontend.expectCompletion(self)
+        engine.complete(transfer, status: 200)
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(stream.written.value, sent * piece.utf8.count)
+    }
+
+    func testAnOutputThatFailsEndsTheRequestWithItsError() throws {
+        let (driver, engine, frontend) = make()
+        let stream = SlowMemoryStream(failing: true)
+        stream.gate.signal()
+        driver.handle(.start(request(), output: stream, retry: nil, budget: nil, cancelled: false))
+        let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+        let done = frontend.expectCompletion(self)
+        _ = engine.head(transfer, status: 200)
+        _ = engine.body(transfer, "doomed")
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(engine.commands, [.start(1), .abort(1)])
+        XCTAssertNotNil(frontend.completedOutcome?.error)
+    }
+
+    // MARK: - Retry
+
+    func testA503UnderARetryPolicyIsSentAgainAfterTheTimer() throws {
+        let (driver, engine, frontend) = make()
+        driver.handle(.start(request(), output: nil, retry: retryPlan(), budget: nil, cancelled: false))
+        let first = try XCTUnwrap(engine.transfer(tag: 1))
+        _ = engine.head(first, status: 503)
+        _ = engine.body(first, "busy")
+        engine.complete(first, status: 503)
+        XCTAssertTrue(driver.isWaitingToRetry)
+        XCTAssertTrue(engine.waitForCommand(.start(2), timeout: 10), "the retry timer starts the second attempt")
+        let second = try XCTUnwrap(engine.transfer(tag: 2))
+        _ = engine.head(second, status: 200)
+        _ = engine.body(second, "ok")
+        // The timer's thread may still be running the driver's effects: the
+        // completion then runs there, after this report returned.
+        let done = frontend.expectCompletion(self)
+        engine.complete(second, status: 200)
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(frontend.completedOutcome?.memoryBody, Data("ok".utf8), "the provisional 503 body is not part of the output")
+    }
+
+    func testCancelWhileWaitingToRetrySendsNothingMore() throws {
+        let (driver, engine, frontend) = make()
+        var plan = retryPlan()
+        plan = TransferStateMachine.RetryPlan(policy: { var p = plan.policy; p.baseDelay = 0.3; return p }(), bodyCanBeResent: true)
+        driver.handle(.start(request(), output: nil, retry: plan, budget: nil, cancelled: false))
+        let first = try XCTUnwrap(engine.transfer(tag: 1))
+        engine.complete(first, status: 503)
+        XCTAssertTrue(driver.isWaitingToRetry)
+        driver.handle(.cancel(request()))
+        XCTAssertFalse(driver.isWaitingToRetry)
+        XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorCancelled)
+        // Longer than the backoff: the cancelled timer never fires a second start.
+        XCTAssertFalse(engine.waitForCommand(.start(2), timeout: 1.2))
+    }
+
+    func testAHopThatCannotBeBuiltFailsTheRequestWithoutATransfer() {
+        let (driver, engine, frontend) = make()
+        frontend.proxies = .failure(NSError(domain: NSURLErrorDomain, code: NSURLErrorBadURL))
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        XCTAssertEqual(engine.commands, [])
+        XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorBadURL)
+    }
+
+    func testTheMetricsAndTrailersOfTheFinalHopAreKeptOnceDecided() throws {
+        let (driver, engine, _) = make()
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+        XCTAssertNil(driver.finishedMetrics)
+        XCTAssertEqual(driver.trailerFields, [:])
+        engine.complete(transfer, status: 200)
+        XCTAssertEqual(driver.trailerFields, [:], "a response without trailers has none")
+        XCTAssertEqual(driver.finalOutcome?.statusCode, 200)
+    }
+
+    // MARK: - One executor per request
+
+    func testEffectsNeverRunConcurrentlyAndAnnouncementsFollowTheMachinesOrder() throws {
+        let (driver, engine, frontend) = make()
+        frontend.announceDelay = 0.0005
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        let group = DispatchGroup()
+        let again = request()
+        for worker in 0..<8 {
+            DispatchQueue.global().async(group: group) {
+                for round in 0..<40 {
+                    if (worker + round) % 2 == 0 { driver.handle(.pause) } else { driver.handle(.resume(again, output: nil)) }
+                }
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        driver.handle(.cancel(request()))
+        let changes = frontend.changes
+        XCTAssertEqual(frontend.mostAnnouncingAtOnce, 1, "two effects of one request ran at the same time")
+        for (earlier, later) in zip(changes, changes.dropFirst()) {
+            XCTAssertEqual(later.before, earlier.after, "announced out of the machine's order: \(changes.map { "\($0.before)>\($0.after)" })")
+        }
+        XCTAssertEqual(changes.last?.after, .finished)
+        XCTAssertEqual(frontend.completions, 1)
+        XCTAssertGreaterThan(engine.commands.count, 2)
+    }
+
+    func testTheEnginesThreadHandsStartingAHopToAnotherThread() throws {
+        let (driver, engine, frontend) = make()
+        engine.asEngineThread { driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false)) }
+        XCTAssertTrue(engine.waitForCommand(.start(1), timeout: 10))
+        XCTAssertEqual(frontend.preparedOnEngineThread, [false], "the hop's request was prepared off the engine's thread")
+    }
+
+    // MARK: - Total time budget
+
+    func testASpentBudgetAbortsTheTransferAndFailsWithATimeout() throws {
+        let (driver, engine, frontend) = make()
+        let budget = ResourceBudget(limit: 0.2, url: url, description: "a test budget")
+        let done = frontend.expectCompletion(self)
+        driver.handle(.start(request(), output: nil, retry: nil, budget: budget, cancelled: false))
+        XCTAssertNotNil(engine.transfer(tag: 1))
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(engine.commands, [.start(1), .abort(1)], "the budget's timer ends the transfer")
+        XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorTimedOut)
+        XCTAssertEqual(frontend.completedOutcome?.error?.localizedDescription, "The request timed out (a test budget).")
+    }
+
+    // MARK: - Helpers
+
+    private func make(divertible: Bool = false) -> (RequestDriver, FakeEngine, FakeFrontend) {
+        let engine = FakeEngine()
+        var configuration = TransferStateMachine.Configuration()
+        configuration.consultsCache = false
+        let driver = RequestDriver(configuration: configuration, engine: engine)
+        let frontend = FakeFrontend(driver: driver, divertible: divertible)
+        driver.attach(frontend)
+        addTeardownBlock { [frontend] in frontend.release() }
+        return (driver, engine, frontend)
+    }
+
+    private func request() -> URLRequest {
+        URLRequest(url: url)
+    }
+
+    private func retryPlan() -> TransferStateMachine.RetryPlan {
+        var policy = RetryPolicy()
+        policy.maximumAttempts = 3
+        policy.baseDelay = 0.01
+        policy.maximumDelay = 5
+        policy.jitter = 0
+        return TransferStateMachine.RetryPlan(policy: policy, bodyCanBeResent: true)
+    }
+}
+
+/// An engine that runs nothing: it records the driver's commands and lets
+/// the test deliver a transfer's reports as the network thread would.
+final class FakeEngine: TransferEngine, @unchecked Sendable {
+    // @unchecked: every field is behind a LockedState.
+    enum Command: Equatable {
+        case start(UInt64)
+        case abort(UInt64)
+        case suspend(UInt64, Bool)
+        case resume(UInt64, Bool)
+        case resumeReceiving(UInt64)
+    }
+
+    private let state = LockedState<(commands: [Command], transfers: [UInt64: Transfer], suspended: Set<UInt64>)>(([], [:], []))
+    private let reporter = LockedState<pthread_t?>(nil)
+    private let changed = NSCondition()
+
+    var commands: [Command] { state.withLock { $0.commands } }
+
+    var isReportingThread: Bool {
+        reporter.withLock { thread in thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    func start(_ transfer: Transfer) { record(.start(transfer.tag), transfer) }
+    func abort(_ transfer: Transfer, reason: AbortReason) { record(.abort(transfer.tag)) }
+    func resumeReceiving(_ transfer: Transfer) { record(.resumeReceiving(transfer.tag)) }
+    func setSuspended(_ transfer: Transfer, _ suspended: Bool) {
+        let wasSuspended = state.withLock { $0.suspended.contains(transfer.tag) }
+        state.withLock { if suspended { $0.suspended.insert(transfer.tag) } else { $0.suspended.remove(transfer.tag) } }
+        record(suspended || !wasSuspended ? .suspend(transfer.tag, suspended) : .resume(transfer.tag, false))
+    }
+
+    private func record(_ command: Command, _ transfer: Transfer? = nil) {
+        changed.lock()
+        state.withLock { state in
+            state.commands.append(command)
+            if let transfer { state.transfers[transfer.tag] = transfer }
+        }
+        changed.broadcast()
+        changed.unlock()
+    }
+
+    func transfer(tag: UInt64) -> Transfer? { state.withLock { $0.transfers[tag] } }
+
+    /// Waits (bounded) until `command` was recorded.
+    func waitForCommand(_ command: Command, timeout: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        changed.lock()
+        defer { changed.unlock() }
+        while !commands.contains(command) {
+            guard changed.wait(until: deadline) else { return commands.contains(command) }
+        }
+        return true
+    }
+
+    // Reports, delivered as the engine's thread would.
+
+    /// Runs `body` as if on the engine's thread.
+    func asEngineThread(_ body: () -> Void) { reporting(body) }
+
+    private func reporting<T>(_ body: () -> T) -> T {
+        reporter.withLock { $0 = pthread_self() }
+        defer { reporter.withLock { $0 = nil } }
+        return body()
+    }
+
+    func head(_ transfer: Transfer, status: Int, fields: [(name: String, value: String)] = []) -> NSError? {
+        let head = ReceivedResponse(url: transfer.options.request.url!, statusCode: status, statusLine: "HTTP/1.1 \(status) X", fields: fields)
+        return reporting { transfer.delegate?.transfer(transfer, didReceiveHead: head) }
+    }
+
+    func body(_ transfer: Transfer, _ text: String) -> BodyDisposition? {
+        let data = Data(text.utf8)
+        return reporting { data.withUnsafeBytes { transfer.delegate?.transfer(transfer, didReceiveBodyBytes: $0) } }
+    }
+
+    func complete(_ transfer: Transfer, status: Int, fields: [(name: String, value: String)] = [], redirectTo: URL? = nil) {
+        let head = ReceivedResponse(url: transfer.options.request.url!, statusCode: status, statusLine: "HTTP/1.1 \(status) X",
+                                    fields: fields, redirectURL: redirectTo)
+        reporting {
+            // The delegate holds the transfer's owner; a second completion of
+            // the same transfer is what a late report looks like.
+            transfer.delegate?.transfer(transfer, didCompleteWithResponse: head, error: nil)
+        }
+    }
+}
+
+extension BodyDisposition {
+    var isAccepted: Bool {
+        if case .accepted = self { return true }
+        return false
+    }
+
+    var isAbort: Bool {
+        if case .abort = self { return true }
+        return false
+    }
+}
+
+/// A front-end that records what the driver tells it and ends completion
+/// work at once.
+final class FakeFrontend: RequestFrontend, @unchecked Sendable {
+    // @unchecked: every mutable field is behind a LockedState.
+    private let record = LockedState<Record>(Record())
+    private weak var driver: RequestDriver?
+    let outputMayBeDiverted: Bool
+    private let announcing = LockedState((now: 0, most: 0, changes: [PhaseChange](), delay: 0.0, prepared: [Bool]()))
+    private let proxySetting = LockedState<Result<ProxyConfiguration, NSError>?>(nil)
+
+    struct Record {
+        var phases: [TransferStateMachine.Phase] = []
+        var redirects: [TransferStateMachine.RedirectQuestion] = []
+        var challenges: [TransferStateMachine.ChallengeQuestion] = []
+        var progress: [TransferStateMachine.Progress] = []
+        var completions = 0
+        var outcome: TransferStateMachine.Outcome?
+        var completion: XCTestExpectation?
+    }
+
+    init(driver: RequestDriver, divertible: Bool) {
+        self.driver = driver
+        outputMayBeDiverted = divertible
+    }
+
+    var proxies: Result<ProxyConfiguration, NSError>? {
+        get { proxySetting.withLock { $0 } }
+        set { proxySetting.withLock { $0 = newValue } }
+    }
+    var phases: [TransferStateMachine.Phase] { record.withLock { $0.phases } }
+    var redirects: [TransferStateMachine.RedirectQuestion] { record.withLock { $0.redirects } }
+    var challenges: [TransferStateMachine.ChallengeQuestion] { record.withLock { $0.challenges } }
+    var progress: [TransferStateMachine.Progress] { record.withLock { $0.progress } }
+    var completions: Int { record.withLock { $0.completions } }
+    var completedOutcome: TransferStateMachine.Outcome? { record.withLock { $0.outcome } }
+
+    func expectCompletion(_ test: XCTestCase) -> XCTestExpectation {
+        let expectation = test.expectation(description: "completion")
+        let already = record.withLock { record -> Bool in
+            record.completion = expectation
+            return record.completions > 0
+        }
+        if already { expectation.fulfill() }
+        return expectation
+    }
+
+    func release() {
+        record.withLock { $0.completion = nil }
+    }
+
+    func transferEnvironment(for url: URL?) -> TransferEnvironment {
+        var environment = TransferEnvironment()
+        environment.cookieStorage = nil
+        environment.credentialStorage = nil
+        environment.cache = nil
+        environment.proxies = proxies
+        return environment
+    }
+
+    func prepareRequest(_ request: URLRequest, consumedBodyStream: Bool,
+                        ready: @escaping @Sendable (Result<URLRequest, NSError>) -> Void) {
+        let onEngineThread = driver?.engine.isReportingThread ?? false
+        announcing.withLock { $0.prepared.append(onEngineThread) }
+        ready(.success(request))
+    }
+
+    var announceDelay: TimeInterval {
+        get { announcing.withLock { $0.delay } }
+        set { announcing.withLock { $0.delay = newValue } }
+    }
+    var mostAnnouncingAtOnce: Int { announcing.withLock { $0.most } }
+    var changes: [PhaseChange] { announcing.withLock { $0.changes } }
+    var preparedOnEngineThread: [Bool] { announcing.withLock { $0.prepared } }
+
+    func announce(_ change: PhaseChange) {
+        let delay = announcing.withLock { state -> TimeInterval in
+            state.now += 1
+            state.most = max(state.most, state.now)
+            state.changes.append(change)
+            return state.delay
+        }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        announcing.withLock { $0.now -= 1 }
+        record.withLock { $0.phases.append(change.after) }
+    }
+    func askRedirect(_ question: TransferStateMachine.RedirectQuestion) { record.withLock { $0.redirects.append(question) } }
+    func askChallenge(_ question: TransferStateMachine.ChallengeQuestion) { record.withLock { $0.challenges.append(question) } }
+
+    func runCompletion(_ outcome: TransferStateMachine.Outcome) {
+        let expectation = record.withLock { record -> XCTestExpectation? in
+            record.completions += 1
+            record.outcome = outcome
+            return record.completion
+        }
+        driver?.handle(.completionFinished)
+        expectation?.fulfill()
+    }
+
+    func didReceiveHead(_ response: ReceivedResponse, route: TransferStateMachine.BodyRoute, writer: ResponseBodyWriter?) {}
+    func didReceiveBody(_ bytes: UnsafeRawBufferPointer, progress: TransferStateMachine.Progress, writer: ResponseBodyWriter?) {
+        record.withLock { $0.progress.append(progress) }
+    }
+    func didSendBody(bytes: Int, total: Int64, expected: Int64) {}
+    func outputDidClose(_ outcome: TransferStateMachine.Outcome) -> TransferStateMachine.Outcome { outcome }
+    var activityLogger: Logger? { nil }
+}
+
+/// A memory stream whose writes wait until `gate` is signalled (so the
+/// writer's backlog grows), or that refuses every write.
+final class SlowMemoryStream: OutputStream {
+    // `gateOpened` is touched only by the writer's drain job.
+    let gate = DispatchSemaphore(value: 0)
+    let written = Locked(0)
+    private let failing: Bool
+    private var gateOpened = false
+    private let status = Locked(Stream.Status.notOpen)
+
+    init(failing: Bool = false) {
+        self.failing = failing
+        super.init(toMemory: ())
+    }
+
+    required init(toMemory: ()) {
+        failing = false
+        super.init(toMemory: ())
+    }
+
+    override func open() { status.value = .open }
+    override func close() { status.value = .closed }
+    override var streamStatus: Stream.Status { status.value }
+    override var hasSpaceAvailable: Bool { true }
+    override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
+    override var streamError: Error? { failing ? NSError(domain: NSPOSIXErrorDomain, code: Int(ENOSPC)) : nil }
+
+    override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
+        if !gateOpened {
+            // Bounded: a test that never opens the gate fails instead of hanging.
+            _ = gate.wait(timeout: .now() + 20)
+            gateOpened = true
+        }
+        if failing { return -1 }
+        written.withLock { $0 += len }
+        return len
+    }
+}
