@@ -8,6 +8,16 @@ import FoundationNetworking
 /// a `ParameterEncoder`.
 enum VerbParameters {
     case untyped(Any?)
+    /// Encodes the value into the request it is given (the encoder and the
+    /// value captured; run once, synchronously, while the verb builds).
+    case encoded((URLRequest, HTTPRequestSerializer) throws -> URLRequest)
+
+    /// `parameters` encoded by `encoder`.
+    static func encodable<Parameters: Encodable>(_ parameters: Parameters?, _ encoder: any ParameterEncoder) -> VerbParameters {
+        .encoded { request, serializer in
+            try encoder.encode(parameters, into: request, methodsEncodingParametersInURI: serializer.httpMethodsEncodingParametersInURI)
+        }
+    }
 }
 
 /// How both managers build a verb's request when it has per-call headers or
@@ -24,6 +34,8 @@ enum VerbRequest {
         switch parameters {
         case .untyped(let parameters):
             request = try serializer.request(withMethod: method, urlString: absoluteURL, parameters: parameters)
+        case .encoded(let encode):
+            request = try encode(try bareRequest(serializer, method: method, absoluteURL: absoluteURL), serializer)
         }
         apply(headers, to: &request)
         return request
@@ -32,6 +44,19 @@ enum VerbRequest {
     /// `headers` set over what `request` has (same field in another case included).
     static func apply(_ headers: [String: String]?, to request: inout URLRequest) {
         for (field, value) in headers ?? [:] { request.setValue(value, forHTTPHeaderField: field) }
+    }
+
+    /// The serializer's request without parameters: its URL, method, default
+    /// headers and request properties, but not the empty form body (and its
+    /// `Content-Type`) it gives a body method without parameters, which would
+    /// otherwise stand in for the encoder's.
+    private static func bareRequest(_ serializer: HTTPRequestSerializer, method: String, absoluteURL: String) throws -> URLRequest {
+        var request = try serializer.request(withMethod: method, urlString: absoluteURL, parameters: nil)
+        if !serializer.httpMethodsEncodingParametersInURI.contains(method.uppercased()) {
+            request.httpBody = nil
+            request.setValue(serializer.value(forHTTPHeaderField: "Content-Type"), forHTTPHeaderField: "Content-Type")
+        }
+        return request
     }
 }
 
