@@ -21,14 +21,14 @@ final class BatchTally: @unchecked Sendable {
         if result.exitCode != ExitStatus.success { failed += 1 }
         if Console.stderrIsTerminal, done == slots.count || Date().timeIntervalSince(lastDraw) >= 0.1 {
             lastDraw = Date()
-            Console.err("\r\(line)\u{1B}[K")
+            Console.progress("\r\(line)\u{1B}[K")
         }
     }
 
     /// Ends the progress line.
     func finishProgress() {
         lock.lock(); defer { lock.unlock() }
-        Console.err(Console.stderrIsTerminal ? "\r\(line)\u{1B}[K\n" : "\(line)\n")
+        Console.progress(Console.stderrIsTerminal ? "\r\(line)\u{1B}[K\n" : "\(line)\n")
     }
 
     /// The results in input order (a URL that never reported counts as failed).

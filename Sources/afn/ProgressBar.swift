@@ -51,7 +51,7 @@ final class ProgressBar: @unchecked Sendable {
 
     func finish() {
         lock.lock(); defer { lock.unlock() }
-        if lastTotal > 0 { draw(); FileHandle.standardError.write(Data("\n".utf8)) }
+        if lastTotal > 0 { draw(); Console.progress("\n") }
     }
 
     private func draw() {
@@ -63,6 +63,6 @@ final class ProgressBar: @unchecked Sendable {
         let seconds = max(Date().timeIntervalSince(startedAt), 0.001)
         let rate = Double(max(0, lastTotal - baseline)) / seconds / 1_048_576
         let line = String(format: "\r%@ %@ %5.1f%% %8.1f MiB %7.1f MiB/s", label, bar, fraction * 100, Double(lastTotal) / 1_048_576, rate)
-        FileHandle.standardError.write(Data(line.utf8))
+        Console.progress(line)
     }
 }
