@@ -121,6 +121,19 @@ final class EncodableParametersTests: OperationTestCase {
         XCTAssertEqual(received[3].body, Data(#"{"a":2}"#.utf8))
     }
 
+    /// A GET with a body (`.httpBody`) is sent as a GET with that body, not as a POST.
+    func testAGetWithABodyStaysAGet() async throws {
+        let operations = HTTPRequestOperationManager(baseURL: server.baseURL)
+        let sessions = HTTPSessionManager(baseURL: server.baseURL)
+        defer { sessions.invalidateSessionCancelingTasks(true) }
+        let body = URLEncodedFormParameterEncoder(destination: .httpBody)
+        _ = try await operations.get("e", parameters: Address(city: "g"), encoder: body)
+        _ = try await sessions.get("e", parameters: ["k": "v"], encoder: .json)
+        let received = server.requests
+        XCTAssertEqual(received.map(\.method), ["GET", "GET"])
+        XCTAssertEqual(received.map(\.body), [Data("city=g".utf8), Data(#"{"k":"v"}"#.utf8)])
+    }
+
     func testWhatTheFormCannotRepresentIsRefusedAndNothingIsSent() async throws {
         let operations = HTTPRequestOperationManager(baseURL: server.baseURL)
         let sessions = HTTPSessionManager(baseURL: server.baseURL)
