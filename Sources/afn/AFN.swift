@@ -14,10 +14,19 @@ struct AFN: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "afn",
         abstract: "An HTTP client built on AFNetworking for Linux.",
-        discussion: ExitStatus.discussion,
+        discussion: AFN.cacheNote + "\n\n" + ExitStatus.discussion,
         subcommands: [Get.self, Post.self, Put.self, Download.self, Batch.self, Reach.self, Demo.self]
     )
 }
 
 /// Where every block of the tool runs: the main thread only waits.
 let callbackQueue = DispatchQueue(label: "afn.callbacks")
+
+extension AFN {
+    /// Said in `afn --help`: unlike curl, get, post and put keep a response cache on disk.
+    static let cacheNote = """
+        Cache: get, post and put keep responses as HTTP allows in ~/.cache/org.swift.foundation.URLCache/afn \
+        ($XDG_CACHE_HOME instead of ~/.cache when set) and revalidate them; --no-cache neither uses nor fills it.
+        A URL without a scheme is http: example.org/x means http://example.org/x.
+        """
+}

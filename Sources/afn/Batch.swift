@@ -13,13 +13,14 @@ struct Batch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fetch many URLs concurrently and summarize the outcome.",
         discussion: """
-            URLs come one per line from -f FILE or stdin; blank lines and lines starting with # are skipped. \
+            URLs come one per line from --file FILE or stdin (a URL without a scheme is http); blank lines and lines starting with # are skipped. \
             Bodies are counted, not printed. A URL fails on a transport error or an HTTP status >= 400. \
             Exit status: 0 when every URL succeeded, otherwise the status (see 'afn --help') of the first failed URL in input order.
             """
     )
 
-    @Option(name: [.customShort("f"), .customLong("file")], help: ArgumentHelp("Read the URLs from this file ('-': stdin, the default).", valueName: "file"))
+    // No short name: -f is --fail in every other command (curl's meaning), and a batch always fails on >= 400.
+    @Option(name: .customLong("file"), help: ArgumentHelp("Read the URLs from this file ('-': stdin, the default).", valueName: "file"))
     var file: String?
 
     @Option(name: [.customShort("j"), .customLong("jobs")], help: "How many requests run at once.")

@@ -29,7 +29,7 @@ final class BatchTally: Sendable {
             if result.exitCode != ExitStatus.success { state.failed += 1 }
             if Console.stderrIsTerminal, state.done == state.slots.count || Date().timeIntervalSince(state.lastDraw) >= 0.1 {
                 state.lastDraw = Date()
-                Console.err("\r\(state.line)\u{1B}[K")
+                Console.progress("\r\(state.line)\u{1B}[K")
             }
         }
     }
@@ -37,7 +37,7 @@ final class BatchTally: Sendable {
     /// Ends the progress line.
     func finishProgress() {
         state.withLock { state in
-            Console.err(Console.stderrIsTerminal ? "\r\(state.line)\u{1B}[K\n" : "\(state.line)\n")
+            Console.progress(Console.stderrIsTerminal ? "\r\(state.line)\u{1B}[K\n" : "\(state.line)\n")
         }
     }
 

@@ -28,8 +28,22 @@ enum Console {
         lock.withLock { _ in FileHandle.standardError.write(Data(text.utf8)) }
     }
 
-    /// Writes `afn: <message>` and a newline to stderr.
+    /// `-s/--silent`: error messages and progress are not written.
+    static var isSilent: Bool {
+        get { silent.value }
+        set { silent.set(\.self, to: newValue) }
+    }
+    private static let silent = LockedState(false)
+
+    /// Writes `afn: <message>` and a newline to stderr (not with `-s`).
     static func error(_ message: String) {
+        guard !isSilent else { return }
         err("afn: \(message)\n")
+    }
+
+    /// Writes a progress line to stderr as is (not with `-s`).
+    static func progress(_ text: String) {
+        guard !isSilent else { return }
+        err(text)
     }
 }

@@ -52,7 +52,7 @@ struct Download: ParsableCommand {
         if let redirectLimit {
             manager.setTaskWillPerformHTTPRedirectionBlock { _, _, _, proposed in redirectLimit.follow(proposed) }
         }
-        let target = URL(string: url)!
+        let target = URL(string: RequestOptions.withScheme(url))!
         var request = URLRequest(url: target)
         options.apply(to: &request)
         let bar = ProgressBar(label: target.lastPathComponent.isEmpty ? target.host ?? "download" : target.lastPathComponent)

@@ -61,7 +61,7 @@ final class ProgressBar: Sendable {
 
     func finish() {
         state.withLock { state in
-            if state.lastTotal > 0 { draw(&state); FileHandle.standardError.write(Data("\n".utf8)) }
+            if state.lastTotal > 0 { draw(&state); Console.progress("\n") }
         }
     }
 
@@ -75,6 +75,6 @@ final class ProgressBar: Sendable {
         let rate = Double(max(0, state.lastTotal - state.baseline)) / seconds / 1_048_576
         let line = String(format: "\r%@ %@ %5.1f%% %8.1f MiB %7.1f MiB/s", label, bar, fraction * 100,
                           Double(state.lastTotal) / 1_048_576, rate)
-        FileHandle.standardError.write(Data(line.utf8))
+        Console.progress(line)
     }
 }

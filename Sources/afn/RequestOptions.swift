@@ -26,6 +26,9 @@ struct RequestOptions: ParsableArguments {
     @Option(name: .customLong("max-redirs"), help: "Follow at most N redirects (0: follow none, the 3xx is the response); one more exits 47.")
     var maxRedirs: Int?
 
+    @Flag(name: [.customShort("s"), .long], help: "Silent: no progress bar and no error messages (the exit status still tells); -v output still shows.")
+    var silent = false
+
     @Flag(name: .customLong("no-cache"), help: ArgumentHelp(
         "Neither use nor fill the response cache.",
         discussion: "get, post and put keep responses as HTTP allows in ~/.cache/org.swift.foundation.URLCache/afn "
@@ -33,6 +36,8 @@ struct RequestOptions: ParsableArguments {
     var noCache = false
 
     mutating func validate() throws {
+        // Set before any work, and only here: every command that sends has these options.
+        Console.isSilent = silent
         for line in header { _ = try Self.parse(header: line) }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         if let maxTime, maxTime <= 0 { throw ValidationError("--max-time must be positive") }
@@ -99,12 +104,19 @@ struct RequestOptions: ParsableArguments {
     /// A `method` request for `url` carrying AFNetworking's default headers
     /// (User-Agent, Accept-Language), as a request serializer makes it.
     static func makeRequest(method: String, url: String) throws -> URLRequest {
-        try HTTPRequestSerializer().request(withMethod: method, urlString: url, parameters: nil)
+        try HTTPRequestSerializer().request(withMethod: method, urlString: withScheme(url), parameters: nil)
     }
 
-    /// Whether `text` is an absolute http(s) URL with a host.
+    /// `text` with `http://` in front when it names no scheme (curl's rule:
+    /// `example.com/x` and `localhost:8080` are http URLs). Only URL
+    /// arguments go through this, never a file argument.
+    static func withScheme(_ text: String) -> String {
+        text.contains("://") ? text : "http://" + text
+    }
+
+    /// Whether `text` (scheme-less: http) is an absolute http(s) URL with a host.
     static func isHTTPURL(_ text: String) -> Bool {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+        guard let url = URL(string: withScheme(text)), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
               let host = url.host, !host.isEmpty else { return false }
         return true
     }

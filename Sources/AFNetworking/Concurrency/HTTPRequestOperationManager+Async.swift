@@ -89,7 +89,7 @@ extension HTTPRequestOperationManager {
 
     // MARK: - Helpers
 
-    private typealias Reply = Handover<(response: HTTPURLResponse, responseObject: Any?)>
+    typealias Reply = Handover<(response: HTTPURLResponse, responseObject: Any?)>
 
     /// The request a callback verb builds; a request that cannot be built is
     /// thrown here, in the awaiting task (the callback verb queues it to the
@@ -110,7 +110,7 @@ extension HTTPRequestOperationManager {
     }
 
     /// Runs an operation and hands over (response, object), or throws its error.
-    private func awaitOperation(_ request: URLRequest) async throws -> Reply {
+    func awaitOperation(_ request: URLRequest) async throws -> Reply {
         let reply = try await finishedOperation(request).finishedResult()
         do {
             let (response, object) = try reply.get().value
@@ -122,7 +122,7 @@ extension HTTPRequestOperationManager {
 
     /// Runs an operation, then decodes the validated body (the decoding
     /// happens here, in the awaiting task).
-    private func decoding<T: Decodable>(_ type: T.Type, _ decoder: JSONDecoder, _ request: URLRequest) async throws -> sending T {
+    func decoding<T: Decodable>(_ type: T.Type, _ decoder: JSONDecoder, _ request: URLRequest) async throws -> sending T {
         let operation = try await finishedOperation(request)
         if let error = operation.error { throw AsyncBridge.thrown(error) }
         return try ResponseDecoding.decode(T.self, from: operation.responseData, response: operation.response, decoder: decoder)

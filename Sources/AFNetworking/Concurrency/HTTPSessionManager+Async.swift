@@ -92,7 +92,7 @@ extension HTTPSessionManager {
 
     // MARK: - Helpers
 
-    private typealias Reply = Handover<(response: HTTPURLResponse, responseObject: Any?)>
+    typealias Reply = Handover<(response: HTTPURLResponse, responseObject: Any?)>
 
     /// The request a callback verb builds; a request that cannot be built is
     /// thrown here, in the awaiting task (the callback verb queues it to the
@@ -102,7 +102,7 @@ extension HTTPSessionManager {
                                       parameters: parameters)
     }
 
-    private func awaitTask(_ request: URLRequest, streamed: Bool = false) async throws -> Reply {
+    func awaitTask(_ request: URLRequest, streamed: Bool = false) async throws -> Reply {
         try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Reply, Error>) -> Void) -> (@Sendable () -> Void)? in
             let completion = SessionTaskCompletion.serialized { response, object, error in
                 if let error { return finish(.failure(error)) }
@@ -123,7 +123,12 @@ extension HTTPSessionManager {
     /// raw body, validates it with the response serializer and decodes it.
     private func decoding<T: Decodable>(_ method: String, _ URLString: String, _ parameters: Any?, _ type: T.Type,
                                         _ decoder: JSONDecoder) async throws -> sending T {
-        let request = try verbRequest(method, URLString, parameters)
+        try await decoding(try verbRequest(method, URLString, parameters), type, decoder)
+    }
+
+    /// Runs a task for a built `request` that hands over the raw body,
+    /// validates it with the response serializer and decodes it.
+    func decoding<T: Decodable>(_ request: URLRequest, _ type: T.Type, _ decoder: JSONDecoder) async throws -> sending T {
         let serializer = responseSerializer
         let body = try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<(Data?, URLResponse?)>, Error>) -> Void)
             -> (@Sendable () -> Void)? in

@@ -224,7 +224,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         return enqueue(request, success: success, failure: failure)
     }
 
-    private func enqueue(_ request: URLRequest, success: HTTPRequestOperation.SuccessBlock?,
+    func enqueue(_ request: URLRequest, success: HTTPRequestOperation.SuccessBlock?,
                          failure: FailureBlock?) -> HTTPRequestOperation {
         let operation = httpRequestOperation(with: request, success: success,
                                              failure: failure.map { block in { @Sendable operation, error in block(operation, error) } })
@@ -237,7 +237,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     }
 
     /// A request that cannot be built fails through `failure(nil, error)` on the completion queue.
-    private func reportFailure(_ error: Error, to failure: FailureBlock?) {
+    func reportFailure(_ error: Error, to failure: FailureBlock?) {
         guard let failure else { return }
         (completionQueue ?? .main).async(group: completionGroup) { failure(nil, error) }
     }

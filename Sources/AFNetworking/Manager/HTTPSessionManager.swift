@@ -122,11 +122,7 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
             reportUnbuildable(error, to: failure)
             return nil
         }
-        let reply = TaskReply(success: success, failure: failure)
-        let task = uploadTask(withStreamedRequest: request, progress: progress, completionHandler: reply.handler)
-        reply.attach(task)
-        task.resume()
-        return task
+        return resumedUploadTask(request, progress: progress, success: success, failure: failure)
     }
 
     /// PUT.
@@ -172,6 +168,14 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
             reportUnbuildable(error, to: failure)
             return nil
         }
+        return resumedTask(request, uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
+    }
+
+    /// Makes the data task for a built `request`, resumes it and returns it.
+    func resumedTask(_ request: URLRequest, uploadProgress: (@Sendable (Progress) -> Void)?,
+                     downloadProgress: (@Sendable (Progress) -> Void)?,
+                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask {
         let reply = TaskReply(success: success, failure: failure)
         let task = dataTask(with: request, uploadProgress: uploadProgress, downloadProgress: downloadProgress,
                             completionHandler: reply.handler)
@@ -180,9 +184,20 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
         return task
     }
 
+    /// Makes the upload task streaming a built multipart `request`, resumes it and returns it.
+    func resumedUploadTask(_ request: URLRequest, progress: (@Sendable (Progress) -> Void)?,
+                           success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                           failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask {
+        let reply = TaskReply(success: success, failure: failure)
+        let task = uploadTask(withStreamedRequest: request, progress: progress, completionHandler: reply.handler)
+        reply.attach(task)
+        task.resume()
+        return task
+    }
+
     /// A request that cannot be built: `failure(nil, error)` on the completion
     /// queue (as in 2.7, outside the completion group).
-    private func reportUnbuildable(_ error: Error, to failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) {
+    func reportUnbuildable(_ error: Error, to failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) {
         guard let failure else { return }
         (completionQueue ?? .main).async { failure(nil, error) }
     }

@@ -13,13 +13,26 @@ extension URLConnectionOperation {
     public static func batch(ofRequestOperations operations: [URLConnectionOperation],
                              progressBlock: (@Sendable (_ numberOfFinishedOperations: Int, _ totalNumberOfOperations: Int) -> Void)?,
                              completionBlock: (@Sendable ([URLConnectionOperation]) -> Void)?) -> [Operation] {
+        batch(ofRequestOperations: operations, progressBlock: progressBlock, completionQueue: nil, completionBlock: completionBlock)
+    }
+
+    /// As `batch(ofRequestOperations:progressBlock:completionBlock:)`, with
+    /// `completionBlock` run on `completionQueue` (nil: the main queue), so a
+    /// program that does not serve the main queue still learns that the batch
+    /// has finished.
+    @preconcurrency
+    public static func batch(ofRequestOperations operations: [URLConnectionOperation],
+                             progressBlock: (@Sendable (_ numberOfFinishedOperations: Int, _ totalNumberOfOperations: Int) -> Void)?,
+                             completionQueue: DispatchQueue?,
+                             completionBlock: (@Sendable ([URLConnectionOperation]) -> Void)?) -> [Operation] {
+        let queue = completionQueue ?? .main
         guard !operations.isEmpty else {
-            return [BlockOperation { DispatchQueue.main.async { completionBlock?([]) } }]
+            return [BlockOperation { queue.async { completionBlock?([]) } }]
         }
         let group = DispatchGroup()
         let counter = BatchCounter(total: operations.count)
         let batchOperation = BlockOperation {
-            group.notify(queue: .main) { completionBlock?(operations) }
+            group.notify(queue: queue) { completionBlock?(operations) }
         }
         for operation in operations {
             operation.completionGroup = group

@@ -143,7 +143,9 @@ extension Transfer {
             try easy.set(CURLOPT_NOBODY, true)
         }
         let hasBody = request.httpBodyStream != nil || request.httpBody != nil
-        if method != "GET" && method != "HEAD" && !(method == "POST" && hasBody) {
+        // A body makes curl send POST: any other method with a body (a GET
+        // with a body included) names itself, or it would go out as a POST.
+        if !(method == "GET" && !hasBody) && method != "HEAD" && !(method == "POST" && hasBody) {
             try easy.set(CURLOPT_CUSTOMREQUEST, method)
         }
     }

@@ -51,7 +51,7 @@ final class AFNBatchCommandTests: XCTestCase {
         let nginx = try SharedServers.nginx()
         let (lines, _) = list(nginx)
         let file = try AFNTool.temporaryFile(self, name: "afn-urls", contents: Data(lines.joined(separator: "\n").utf8))
-        let run = try AFNTool.run(["batch", "-j", "4", "--json", "-f", file.path])
+        let run = try AFNTool.run(["batch", "-j", "4", "--json", "--file", file.path])
         XCTAssertNotEqual(run.status, 0)
         let objects = try run.output.split(separator: "\n").map { line in
             try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], String(line))
@@ -79,7 +79,7 @@ final class AFNBatchCommandTests: XCTestCase {
         let zero = try AFNTool.run(["batch", "-j", "0"])
         XCTAssertEqual(zero.status, 64)
         XCTAssertTrue(zero.stderr.contains("Usage: afn batch"), zero.stderr)
-        XCTAssertEqual(try AFNTool.run(["batch", "-f", "/nonexistent/\(UUID().uuidString)"]).status, 64)
+        XCTAssertEqual(try AFNTool.run(["batch", "--file", "/nonexistent/\(UUID().uuidString)"]).status, 64)
         XCTAssertEqual(try AFNTool.run(["batch"], stdin: Data("\n# nothing\n".utf8)).status, 64, "no URLs")
     }
 }

@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a verb method encodes into its request: 2.x's untyped parameters
+/// (through the manager's request serializer) or an `Encodable` value through
+/// a `ParameterEncoder`.
+enum VerbParameters {
+    case untyped(Any?)
+    /// Encodes the value into the request it is given (the encoder and the
+    /// value captured; run once, synchronously, while the verb builds).
+    case encoded((URLRequest, HTTPRequestSerializer) throws -> URLRequest)
+
+    /// `parameters` encoded by `encoder`.
+    static func encodable<Parameters: Encodable>(_ parameters: Parameters?, _ encoder: any ParameterEncoder) -> VerbParameters {
+        .encoded { request, serializer in
+            try encoder.encode(parameters, into: request, methodsEncodingParametersInURI: serializer.httpMethodsEncodingParametersInURI)
+        }
+    }
+}
+
+/// How both managers build a verb's request when it has per-call headers or
+/// `Encodable` parameters; the 2.x verbs keep their own, unchanged path.
+enum VerbRequest {
+    /// The request for `method` on `absoluteURL`: the serializer's defaults,
+    /// the parameters, then `headers` over them (for this request only: the
+    /// shared serializer is never changed). Headers are checked first, so a
+    /// bad one fails before anything else is built or sent.
+    static func build(_ serializer: HTTPRequestSerializer, method: String, absoluteURL: String,
+                      parameters: VerbParameters, headers: [String: String]?) throws -> URLRequest {
+        try HeaderFieldValidation.check(headers, url: URL(string: absoluteURL))
+        var request: URLRequest
+        switch parameters {
+        case .untyped(let parameters):
+            request = try serializer.request(withMethod: method, urlString: absoluteURL, parameters: parameters)
+        case .encoded(let encode):
+            request = try encode(try bareRequest(serializer, method: method, absoluteURL: absoluteURL), serializer)
+        }
+        apply(headers, to: &request)
+        return request
+    }
+
+    /// `headers` set over what `request` has (same field in another case included).
+    static func apply(_ headers: [String: String]?, to request: inout URLRequest) {
+        for (field, value) in headers ?? [:] { request.setValue(value, forHTTPHeaderField: field) }
+    }
+
+    /// The serializer's request without parameters: its URL, method, default
+    /// headers and request properties, but not the empty form body (and its
+    /// `Content-Type`) it gives a body method without parameters, which would
+    /// otherwise stand in for the encoder's.
+    private static func bareRequest(_ serializer: HTTPRequestSerializer, method: String, absoluteURL: String) throws -> URLRequest {
+        var request = try serializer.request(withMethod: method, urlString: absoluteURL, parameters: nil)
+        if !serializer.httpMethodsEncodingParametersInURI.contains(method.uppercased()) {
+            request.httpBody = nil
+            request.setValue(serializer.value(forHTTPHeaderField: "Content-Type"), forHTTPHeaderField: "Content-Type")
+        }
+        return request
+    }
+}
+
+/// Per-call header fields are checked before the request is built: a CR, LF
+/// or NUL in a value would let it smuggle in another field or a second
+/// request, and a name that is not an RFC 9110 token is no field name.
+enum HeaderFieldValidation {
+    /// Throws `NSURLErrorBadURL` in `NSURLErrorDomain` naming the field (the
+    /// error the transport gives a request carrying such a field).
+    static func check(_ headers: [String: String]?, url: URL?) throws {
+        for (name, value) in headers ?? [:] {
+            let badName = name.isEmpty || !name.utf8.allSatisfy(isTokenCharacter)
+            let badValue = value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+            guard badName || badValue else { continue }
+            let printable = name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+            var info: [String: Any] = [
+                NSLocalizedDescriptionKey: "The request header field \"\(printable)\" has an invalid \(badName ? "name (not a token)" : "value (a CR, LF or NUL character)"); nothing was sent.",
+            ]
+            if let url {
+                info[NSURLErrorFailingURLErrorKey] = url
+                info["NSErrorFailingURLStringKey"] = url.absoluteString
+            }
+            throw NSError(domain: NSURLErrorDomain, code: NSURLErrorBadURL, userInfo: info)
+        }
+    }
+
+    /// RFC 9110 `tchar`: ALPHA, DIGIT and ``!#$%&'*+-.^_`|~``.
+    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}
