@@ -88,8 +88,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// The request to send. `pause()` rewrites it with `Range` / `If-Range`.
     public internal(set) var request: URLRequest {
-        get { settings.withLock { $0.request } }
-        set { settings.withLock { $0.request = newValue } }
+        get { settings[\.request] } set { settings.set(\.request, to: newValue) }
     }
 
     /// The last response received, set once the response head has arrived.
@@ -129,14 +128,12 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// Whether `URLCredentialStorage` is consulted for authentication (default true).
     public var shouldUseCredentialStorage: Bool {
-        get { settings.withLock { $0.shouldUseCredentialStorage } }
-        set { settings.withLock { $0.shouldUseCredentialStorage = newValue } }
+        get { settings[\.shouldUseCredentialStorage] } set { settings.set(\.shouldUseCredentialStorage, to: newValue) }
     }
 
     /// The credential offered on the first authentication challenge.
     public var credential: URLCredential? {
-        get { settings.withLock { $0.credential } }
-        set { settings.withLock { $0.credential = newValue } }
+        get { settings[\.credential] } set { settings.set(\.credential, to: newValue) }
     }
 
     /// How the server's certificate is judged (default `SecurityPolicy.default()`).
@@ -150,14 +147,13 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
                 return policy
             }
         }
-        set { settings.withLock { $0.securityPolicy = newValue } }
+        set { settings.set(\.securityPolicy, to: newValue) }
     }
 
     /// Presented in the TLS handshake of every connection the operation opens
     /// (mutual TLS); nil: none. Beyond 2.7, which used the challenge block.
     public var clientCertificate: ClientCertificate? {
-        get { settings.withLock { $0.clientCertificate } }
-        set { settings.withLock { $0.clientCertificate = newValue } }
+        get { settings[\.clientCertificate] } set { settings.set(\.clientCertificate, to: newValue) }
     }
 
     /// The operation's total time budget, beyond 2.7 (0, the default: none).
@@ -167,28 +163,24 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// with `NSURLErrorTimedOut`. Read when the operation starts. Longer than a
     /// year (`.infinity`, `.greatestFiniteMagnitude`): no budget.
     public var timeoutIntervalForResource: TimeInterval {
-        get { settings.withLock { $0.timeoutIntervalForResource } }
-        set { settings.withLock { $0.timeoutIntervalForResource = newValue } }
+        get { settings[\.timeoutIntervalForResource] } set { settings.set(\.timeoutIntervalForResource, to: newValue) }
     }
 
     /// Where this operation's activity is logged; nil (the default) uses
     /// `NetworkActivityLogger.shared`, which logs nothing unless set.
     public var logger: Logger? {
-        get { settings.withLock { $0.logger } }
-        set { settings.withLock { $0.logger = newValue } }
+        get { settings[\.logger] } set { settings.set(\.logger, to: newValue) }
     }
 
     /// When failures are retried (nil, the default: never); see `RetryPolicy`.
     /// Read when the operation starts.
     public var retryPolicy: RetryPolicy? {
-        get { settings.withLock { $0.retryPolicy } }
-        set { settings.withLock { $0.retryPolicy = newValue } }
+        get { settings[\.retryPolicy] } set { settings.set(\.retryPolicy, to: newValue) }
     }
 
     /// The request body stream; setting it replaces the request's body.
     public var inputStream: InputStream? {
-        get { settings.withLock { $0.request.httpBodyStream } }
-        set { settings.withLock { $0.request.httpBodyStream = newValue } }
+        get { settings[\.request.httpBodyStream] } set { settings.set(\.request.httpBodyStream, to: newValue) }
     }
 
     /// Where the response body goes. Defaults to a memory stream; a file stream
@@ -213,22 +205,19 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// The queue for success, failure, progress and completion blocks (nil = main queue).
     public var completionQueue: DispatchQueue? {
-        get { settings.withLock { $0.completionQueue } }
-        set { settings.withLock { $0.completionQueue = newValue } }
+        get { settings[\.completionQueue] } set { settings.set(\.completionQueue, to: newValue) }
     }
 
     /// The group completion work joins (nil = a group shared by all operations).
     /// It is entered when completion work is scheduled, not when the operation
     /// starts: `notify` on it means "everything delivered so far has run".
     public var completionGroup: DispatchGroup? {
-        get { settings.withLock { $0.completionGroup } }
-        set { settings.withLock { $0.completionGroup = newValue } }
+        get { settings[\.completionGroup] } set { settings.set(\.completionGroup, to: newValue) }
     }
 
     /// Free-form values for the caller.
     public var userInfo: [AnyHashable: Any] {
-        get { settings.withLock { $0.userInfo } }
-        set { settings.withLock { $0.userInfo = newValue } }
+        get { settings[\.userInfo] } set { settings.set(\.userInfo, to: newValue) }
     }
 
     var effectiveCompletionQueue: DispatchQueue { completionQueue ?? .main }
@@ -317,7 +306,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// released once it has run, so a block that captures the operation does
     /// not keep it alive.
     open override var completionBlock: (@Sendable () -> Void)? {
-        get { settings.withLock { $0.completionBlock } }
+        get { settings[\.completionBlock] }
         set {
             settings.withLock { $0.completionBlock = newValue }
             guard newValue != nil else {
