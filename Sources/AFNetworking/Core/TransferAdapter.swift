@@ -317,7 +317,8 @@ extension TransferAdapter {
             return
         }
         let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
-        let plan = CacheRules.plan(for: request, sent: { environment.requestAsSent(request) }, cache: cache, policyTag: tag)
+        let plan = CacheRules.plan(for: request, sent: { environment.requestAsSent(request) }, cache: cache, policyTag: tag,
+                                   revalidatingWith: environment)
         handle { $0.machine.cacheLookupFinished(plan) }
     }
 
