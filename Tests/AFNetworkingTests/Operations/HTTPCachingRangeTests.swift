@@ -123,8 +123,8 @@ final class HTTPCachingRangeTests: SessionTasksTestCase {
                 return [.head(status: 206, headers: [("Content-Range", "bytes 0-1/\(gzipped.count)"), ("Content-Length", "2")]),
                         .body(gzipped.prefix(2)), .end]
             }
-            return [.head(status: 200, headers: [("Cache-Control", "max-age=3600"), ("Content-Encoding", "gzip"),
-                                                 ("Content-Length", "\(gzipped.count)")]), .body(gzipped), .end]
+            // Chunked: no Content-Length to give the coding away.
+            return [.head(status: 200, headers: [("Cache-Control", "max-age=3600"), ("Content-Encoding", "gzip")]), .body(gzipped), .end]
         }
         XCTAssertEqual(fetch("/coded").responseString, "abcdefghijklmnopqrstuvwxyz")
         let ranged = fetch("/coded", headers: ["Range": "bytes=0-1"])
