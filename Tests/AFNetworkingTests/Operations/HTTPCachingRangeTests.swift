@@ -144,6 +144,37 @@ final class HTTPCachingRangeTests: SessionTasksTestCase {
         XCTAssertNil(server.requests.last?.headers.first(name: "if-none-match"))
     }
 
+    /// A restart-proof download holding 40 bytes of representation v1 while
+    /// the cache holds a fresh, complete v2: its `bytes=40-` / `If-Range: v1`
+    /// goes to the server, so v2's bytes are never spliced after v1's.
+    func testAResumedDownloadIsNeverAnsweredFromTheCache() throws {
+        let first = Data((0..<100).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let second = Data((0..<100).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) })
+        server.route("/download") { request in
+            if request.headers.first(name: "range") == "bytes=40-", request.headers.first(name: "if-range") == "\"v1\"" {
+                return [.head(status: 206, headers: [("ETag", "\"v1\""), ("Content-Range", "bytes 40-99/100"), ("Content-Length", "60")]),
+                        .body(first.suffix(60)), .end]
+            }
+            return [.head(status: 200, headers: [("ETag", "\"v2\""), ("Cache-Control", "max-age=3600"), ("Content-Length", "100")]),
+                    .body(second), .end]
+        }
+        XCTAssertEqual(fetch("/download").responseData, second, "v2 is stored, fresh")
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("afn-range-resume-\(UUID().uuidString).bin")
+        let partial = URL(fileURLWithPath: destination.path + ".partial")
+        let sidecar = URL(fileURLWithPath: destination.path + ".partial.json")
+        addTeardownBlock {
+            for url in [destination, partial, sidecar] { try? FileManager.default.removeItem(at: url) }
+        }
+        try first.prefix(40).write(to: partial)
+        let record = ["url": url("/download").absoluteString, "etag": "\"v1\"", "expectedLength": 100] as [String: Any]
+        try JSONSerialization.data(withJSONObject: record).write(to: sidecar)
+        let operation = try HTTPRequestOperation(request: request("/download"), resumingDownloadTo: destination)
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(count("/download"), 2, "the resume went to the server")
+        XCTAssertEqual(server.requests.last?.headers.first(name: "range"), "bytes=40-")
+        XCTAssertEqual(try Data(contentsOf: destination), first, "v1 completed, nothing of v2 in it")
+    }
+
     // MARK: - RFC 9111 §3.3, §3.4: 206s
 
     /// A 206 holding the whole representation is stored as its 200; a plain
