@@ -175,6 +175,39 @@ final class HTTPCachingRangeTests: SessionTasksTestCase {
         XCTAssertEqual(try Data(contentsOf: destination), first, "v1 completed, nothing of v2 in it")
     }
 
+    /// An operation paused mid-entity and resumed without `Range` (a plain
+    /// `URLConnectionOperation`) whose URL meanwhile got a fresh stored
+    /// entity: its file holds that entity once, not the pre-pause bytes
+    /// followed by the cached entity.
+    func testAResumeWithoutRangeAnsweredFromTheCacheStartsTheFileOver() throws {
+        let entity = Data((0..<4_000).map { UInt8(truncatingIfNeeded: $0 &* 11) })
+        let answered = Locked(0)
+        server.route("/paused") { _ in
+            if answered.increment() == 1 {
+                return [.head(status: 200, headers: [("Content-Length", "\(entity.count)")]), .body(entity.prefix(1_000)), .wait(30)]
+            }
+            return [.head(status: 200, headers: [("Cache-Control", "max-age=3600"), ("Content-Length", "\(entity.count)")]),
+                    .body(entity), .end]
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("afn-range-paused-\(UUID().uuidString).bin")
+        addTeardownBlock { try? FileManager.default.removeItem(at: file) }
+        let operation = URLConnectionOperation(request: request("/paused"))
+        operation.outputStream = OutputStream(toFileAtPath: file.path, append: false)
+        let paused = Locked(false)
+        operation.setDownloadProgressBlock { [weak operation] _, total, _ in
+            if total >= 1_000 && paused.setOnce() { operation?.pause() }
+        }
+        let finished = Locked(false)
+        operation.completionBlock = { finished.value = true }
+        operation.start()
+        XCTAssertTrue(spin(until: { operation.isPaused }))
+        XCTAssertEqual(fetch("/paused").responseData, entity, "the entity is stored, fresh")
+        operation.resume()
+        XCTAssertTrue(spin(until: { finished.value && operation.isFinished }, timeout: 20))
+        XCTAssertNil(operation.error)
+        XCTAssertEqual(try Data(contentsOf: file), entity)
+    }
+
     // MARK: - RFC 9111 §3.3, §3.4: 206s
 
     /// A 206 holding the whole representation is stored as its 200; a plain
