@@ -240,6 +240,35 @@ final class HTTPCachingRangeTests: SessionTasksTestCase {
         XCTAssertEqual(plain.response?.statusCode, 200)
     }
 
+    /// nginx's own 206 for `bytes=0-` of a static file (ETag, Last-Modified,
+    /// heuristic freshness only) is stored as the file's 200: a plain GET is
+    /// answered from it — a hit, or a 304 revalidation — never by a full GET.
+    func testNginxsWhole206IsStoredAsTheFilesComplete200() throws {
+        let nginx = try SharedServers.nginx()
+        let token = UUID().uuidString
+        let file = try XCTUnwrap(URL(string: "/1k.bin?t=\(token)", relativeTo: nginx.httpURL)?.absoluteURL)
+        func get(_ url: URL, range: String? = nil) -> HTTPRequestOperation {
+            var request = URLRequest(url: url)
+            request.setValue(range, forHTTPHeaderField: "Range")
+            let operation = HTTPRequestOperation(request: request)
+            XCTAssertNil(run(operation).error)
+            return operation
+        }
+        let ranged = get(file, range: "bytes=0-")
+        XCTAssertEqual(ranged.response?.statusCode, 206)
+        XCTAssertEqual(ranged.response?.value(forHTTPHeaderField: "Content-Range"), "bytes 0-1023/1024")
+        let plain = get(file)
+        XCTAssertEqual(plain.response?.statusCode, 200)
+        XCTAssertNil(plain.response?.value(forHTTPHeaderField: "Content-Range"))
+        XCTAssertEqual(plain.responseData, Data(repeating: UInt8(ascii: "a"), count: 1024))
+        // A later request's log line: every earlier one is in the log by then.
+        _ = get(try XCTUnwrap(URL(string: "/1k.bin?t=\(token)-end", relativeTo: nginx.httpURL)?.absoluteURL))
+        XCTAssertTrue(nginx.logShows("/1k.bin?t=\(token)-end"))
+        let lines = nginx.accessLog.split(separator: "\n").filter { $0.contains("/1k.bin?t=\(token) ") }
+        XCTAssertTrue(lines.first?.contains("\" 206 ") ?? false, String(describing: lines.first))
+        XCTAssertFalse(lines.dropFirst().contains { $0.contains("\" 200 ") }, "no full GET: \(lines)")
+    }
+
     /// A 206 that only claims to be whole (its length disagrees) is not stored.
     func testA206WhoseLengthDisagreesIsNotStored() {
         server.route("/liar") { _ in

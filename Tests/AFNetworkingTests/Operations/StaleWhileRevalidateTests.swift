@@ -168,6 +168,30 @@ final class StaleWhileRevalidateTests: SessionTasksTestCase {
         XCTAssertTrue((storage.cookies(for: url("/")) ?? []).contains { $0.name == "background" }, "its Set-Cookie is stored")
     }
 
+    /// The background request is the request that matched the variant
+    /// (its `Vary` fields as sent), and its answer is stored for that variant.
+    func testTheBackgroundRequestKeepsTheVariant() {
+        server.route("/variant") { request in
+            let user = request.headers.first(name: "x-user") ?? "-"
+            if request.headers.first(name: "if-none-match") != nil {
+                return [.head(status: 200, headers: [("Vary", "X-User"), ("Cache-Control", "max-age=3600"), ("ETag", "\"\(user)2\""),
+                                                     ("Content-Length", "\(user.utf8.count + 1)")]), .body(Data("\(user)2".utf8)), .end]
+            }
+            return [.head(status: 200, headers: [("Vary", "X-User"), ("Cache-Control", "max-age=1, stale-while-revalidate=3600"),
+                                                 ("Age", "10"), ("ETag", "\"\(user)1\""), ("Content-Length", "\(user.utf8.count + 1)")]),
+                    .body(Data("\(user)1".utf8)), .end]
+        }
+        let alice: (inout URLRequest) -> Void = { $0.setValue("alice", forHTTPHeaderField: "X-User") }
+        XCTAssertEqual(fetch("/variant", prepare: alice).responseString, "alice1")
+        XCTAssertEqual(fetch("/variant", prepare: alice).responseString, "alice1", "served stale")
+        waitForRevalidation("/variant", requests: 2)
+        XCTAssertEqual(conditionals("/variant").first?.headers.first(name: "x-user"), "alice")
+        XCTAssertEqual(fetch("/variant", prepare: alice).responseString, "alice2", "alice's variant was replaced")
+        XCTAssertEqual(fetch("/variant", prepare: { $0.setValue("bob", forHTTPHeaderField: "X-User") }).responseString, "bob1",
+                       "bob never gets alice's answer")
+        XCTAssertEqual(count("/variant"), 3)
+    }
+
     /// A session's own cache (and its cookie settings) are the ones revalidated.
     func testASessionTaskRevalidatesInItsConfigurationsCache() throws {
         server.route("/session") { request in
