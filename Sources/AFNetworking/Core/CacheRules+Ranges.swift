@@ -103,8 +103,9 @@ extension CacheRules {
     }
 
     /// `If-Range` (RFC 9110 §13.1.5): a strong entity tag identical to the
-    /// stored one, or a date exactly equal to its `Last-Modified`. A weak
-    /// tag never matches.
+    /// stored one, or a date exactly equal to its `Last-Modified` when that
+    /// is a strong validator for a cache (§8.8.2.2: the entry has a `Date` at
+    /// least 60 seconds later). A weak tag never matches.
     static func ifRangeMatches(_ condition: String, _ stored: HTTPURLResponse) -> Bool {
         let given = condition.trimmingCharacters(in: .whitespaces)
         if given.hasPrefix("\"") || given.hasPrefix("W/") {
@@ -112,8 +113,10 @@ extension CacheRules {
                   tag.hasPrefix("\"") else { return false }
             return tag == given
         }
-        guard let modified = stored.value(forHTTPHeaderField: "Last-Modified")?.trimmingCharacters(in: .whitespaces) else { return false }
-        return modified == given
+        guard let modified = stored.value(forHTTPHeaderField: "Last-Modified")?.trimmingCharacters(in: .whitespaces),
+              modified == given, let changed = HTTPDate.parse(modified),
+              let date = stored.value(forHTTPHeaderField: "Date").flatMap(HTTPDate.parse) else { return false }
+        return changed <= date - 60
     }
 
     /// Whether bytes can be cut from the stored entity: a 200 whose body is

@@ -80,15 +80,30 @@ final class HTTPCachingRangeTests: SessionTasksTestCase {
         XCTAssertNil(whole.response?.value(forHTTPHeaderField: "Content-Range"))
     }
 
-    /// RFC 9110 §13.1.5: a strong tag or the exact Last-Modified gets the
-    /// range; anything else (a weak tag, another tag or date) the whole entity.
+    /// RFC 9110 §13.1.5: a strong tag or the exact Last-Modified (strong:
+    /// a minute or more before the entry's Date, §8.8.2.2) gets the range;
+    /// anything else (a weak tag, another tag or date) the whole entity.
     func testIfRangeGetsTheRangeOnlyForTheStoredRepresentation() {
-        let modified = "Tue, 01 Sep 2026 10:00:00 GMT"
-        routeAlphabet("/ifrange", headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"v1\""), ("Last-Modified", modified)])
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let now = Date()
+        let date = formatter.string(from: now)
+        let modified = formatter.string(from: now.addingTimeInterval(-120))
+        let recently = formatter.string(from: now.addingTimeInterval(-30))
+        routeAlphabet("/ifrange", headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"v1\""), ("Last-Modified", modified),
+                                            ("Date", date)])
+        routeAlphabet("/weakdate", headers: [("Cache-Control", "max-age=3600"), ("Last-Modified", recently), ("Date", date)])
+        fetch("/weakdate")
+        let weak = fetch("/weakdate", headers: ["Range": "bytes=0-1", "If-Range": recently])
+        XCTAssertEqual(weak.response?.statusCode, 200, "changed 30 s before its Date: a weak validator")
+        XCTAssertEqual(weak.responseString, "abcdefghijklmnopqrstuvwxyz")
+        XCTAssertEqual(count("/weakdate"), 1)
         fetch("/ifrange")
         assertPartial(fetch("/ifrange", headers: ["Range": "bytes=0-1", "If-Range": "\"v1\""]), "ab", range: "0-1")
         assertPartial(fetch("/ifrange", headers: ["Range": "bytes=0-1", "If-Range": modified]), "ab", range: "0-1")
-        for other in ["\"v2\"", "W/\"v1\"", "Wed, 02 Sep 2026 10:00:00 GMT"] {
+        for other in ["\"v2\"", "W/\"v1\"", formatter.string(from: now.addingTimeInterval(-121))] {
             let whole = fetch("/ifrange", headers: ["Range": "bytes=0-1", "If-Range": other])
             XCTAssertEqual(whole.response?.statusCode, 200, other)
             XCTAssertEqual(whole.responseString, "abcdefghijklmnopqrstuvwxyz", other)
