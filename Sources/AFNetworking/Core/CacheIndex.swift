@@ -121,8 +121,9 @@ package final class CacheIndex: Sendable {
         NetworkThread.assertNotCurrent()
         // corelibs keys entries by host, port and path only: an entry only
         // counts when its response is for exactly this URL.
+        // Nor is a partial answer an entry (RFC 9111 §3.3: never stored as one).
         guard let cached = cache.cachedResponse(for: request), cached.response.url?.absoluteString == key,
-              let response = cached.response as? HTTPURLResponse else {
+              let response = cached.response as? HTTPURLResponse, response.statusCode != 206 else {
             remember(key, .absent)
             return nil
         }
@@ -142,7 +143,8 @@ package final class CacheIndex: Sendable {
         guard let response = cached.response as? HTTPURLResponse else { return }
         let cost = cached.data.count
         // Honour the cache as configured: nothing fits a cache without capacity.
-        guard cost <= max(cache.memoryCapacity, cache.diskCapacity) / 20 else {
+        // A partial answer (a will-cache hook's) is never an entry (RFC 9111 §3.3).
+        guard cost <= max(cache.memoryCapacity, cache.diskCapacity) / 20, response.statusCode != 206 else {
             invalidate(request, key: key)
             return
         }

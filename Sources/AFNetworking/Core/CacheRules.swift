@@ -42,12 +42,17 @@ enum CacheRules {
     /// does not ignore the local cache, not ranged or with one byte range
     /// that is not a resume (`mayConsultCache(forRange:of:)`).
     static func mayConsultCache(for request: URLRequest) -> Bool {
+        mayConsultCache(for: request, range: request.value(forHTTPHeaderField: "Range"))
+    }
+
+    /// The same, with the request's `Range` field already read.
+    private static func mayConsultCache(for request: URLRequest, range: String?) -> Bool {
         switch request.cachePolicy {
         case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData: return false
         default: break
         }
         guard (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
-        guard let range = request.value(forHTTPHeaderField: "Range") else { return true }
+        guard let range else { return true }
         return mayConsultCache(forRange: range, of: request)
     }
 
@@ -60,7 +65,8 @@ enum CacheRules {
     /// answer is revalidated before it is used.
     static func plan(for request: URLRequest, sent: (() -> URLRequest)? = nil, cache: URLCache, policyTag: String,
                      now: Date = Date(), revalidatingWith environment: TransferEnvironment? = nil) -> Plan {
-        guard mayConsultCache(for: request), let key = request.url?.absoluteString else { return .load }
+        let range = request.value(forHTTPHeaderField: "Range")
+        guard mayConsultCache(for: request, range: range), let key = request.url?.absoluteString else { return .load }
         let asked = RequestDirectives(request)
         // no-store in the request: neither answered from nor written to the cache.
         if asked.noStore && !asked.onlyIfCached { return .load }
@@ -77,10 +83,7 @@ enum CacheRules {
         if let known = entry, known.policyTag != policyTag { entry = nil }
         // Nor one that varies on a field this request has otherwise (§4.1).
         if let known = entry, !variantMatches(known.cached, request: sent ?? { request }) { entry = nil }
-        // A partial answer is never stored; one found anyway (a will-cache
-        // hook's) answers nothing (RFC 9111 §3.3).
-        if let known = entry, (known.cached.response as? HTTPURLResponse)?.statusCode == 206 { entry = nil }
-        let ranged = request.value(forHTTPHeaderField: "Range") != nil
+        let ranged = range != nil
         switch request.cachePolicy {
         case .returnCacheDataDontLoad:
             // Nothing may load: the whole entity when the range cannot be cut

@@ -111,6 +111,32 @@ final class HTTPCachingRangeTests: SessionTasksTestCase {
         XCTAssertEqual(count("/ifrange"), 1)
     }
 
+    /// A session data task's range is cut from its configuration's cache.
+    func testASessionTasksRangeIsCutFromItsConfigurationsCache() {
+        routeAlphabet("/session", headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"v1\"")])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-range-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = URLCache(memoryCapacity: 4 << 20, diskCapacity: 16 << 20, diskPath: directory.path)
+        let manager = makeManager(configuration: configuration)
+        manager.responseSerializer = HTTPResponseSerializer()
+        var bodies: [String] = []
+        var heads: [HTTPURLResponse?] = []
+        for range in [nil, "bytes=10-12"] {
+            var request = self.request("/session")
+            request.setValue(range, forHTTPHeaderField: "Range")
+            let probe = makeProbe()
+            let task = manager.dataTask(with: request, uploadProgress: nil, downloadProgress: nil, completionHandler: probe.data)
+            let outcome = run(task, probe)
+            bodies.append((outcome.object as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "-")
+            heads.append(task.response as? HTTPURLResponse)
+        }
+        XCTAssertEqual(bodies, ["abcdefghijklmnopqrstuvwxyz", "klm"])
+        XCTAssertEqual(heads[1]?.statusCode, 206)
+        XCTAssertEqual(heads[1]?.value(forHTTPHeaderField: "Content-Range"), "bytes 10-12/26")
+        XCTAssertEqual(count("/session"), 1)
+    }
+
     /// What the cache cannot answer goes to the server: an unsatisfiable
     /// range (the cache invents no 416), several ranges, another unit, a
     /// malformed field, and the resume form `bytes=N-`.
