@@ -65,7 +65,8 @@ extension CacheRules {
     /// Whether a ranged GET may be looked up at all: one well-formed byte
     /// range that is not how a download resumes. `bytes=N-` (N > 0) is the
     /// form every resume in the library sends (a paused operation, a
-    /// restart-proof file, resume data); its output already holds the first
+    /// restart-proof file; download tasks never consult the cache); its
+    /// output already holds the first
     /// N bytes, which an answer from the cache would not continue (it skips
     /// the resume bookkeeping that runs on a network head), so it goes to
     /// the server.
