@@ -121,8 +121,9 @@ package final class CacheIndex: Sendable {
         NetworkThread.assertNotCurrent()
         // corelibs keys entries by host, port and path only: an entry only
         // counts when its response is for exactly this URL.
+        // Nor is a partial answer an entry (RFC 9111 §3.3: never stored as one).
         guard let cached = cache.cachedResponse(for: request), cached.response.url?.absoluteString == key,
-              let response = cached.response as? HTTPURLResponse else {
+              let response = cached.response as? HTTPURLResponse, response.statusCode != 206 else {
             remember(key, .absent)
             return nil
         }
@@ -142,7 +143,8 @@ package final class CacheIndex: Sendable {
         guard let response = cached.response as? HTTPURLResponse else { return }
         let cost = cached.data.count
         // Honour the cache as configured: nothing fits a cache without capacity.
-        guard cost <= max(cache.memoryCapacity, cache.diskCapacity) / 20 else {
+        // A partial answer (a will-cache hook's) is never an entry (RFC 9111 §3.3).
+        guard cost <= max(cache.memoryCapacity, cache.diskCapacity) / 20, response.statusCode != 206 else {
             invalidate(request, key: key)
             return
         }
@@ -285,6 +287,9 @@ struct CacheFreshness: Sendable {
     let forbidsStale: Bool
     let etag: String?
     let lastModified: String?
+    /// `stale-while-revalidate=N` (RFC 5861 §3): once stale, the seconds it
+    /// may still be served while a background request revalidates it.
+    let staleWhileRevalidate: TimeInterval?
 
     init(_ response: HTTPURLResponse, receivedAt: Date?) {
         self.init(directives: CacheRules.directives(in: response.value(forHTTPHeaderField: "Cache-Control")),
@@ -319,6 +324,9 @@ struct CacheFreshness: Sendable {
         forbidsStale = mustRevalidate || directives.contains("must-revalidate")
         self.etag = etag
         self.lastModified = lastModified
+        staleWhileRevalidate = directives.first(where: { $0.hasPrefix("stale-while-revalidate=") })
+            .map { $0.dropFirst("stale-while-revalidate=".count) }
+            .flatMap { $0.utf8.allSatisfy({ (0x30...0x39).contains($0) }) ? TimeInterval(String($0)) : nil }
     }
 
     /// `Age` (RFC 9111 §5.1): a non-negative integer; of a list, the first
@@ -328,17 +336,6 @@ struct CacheFreshness: Sendable {
         let first = field.split(separator: ",", omittingEmptySubsequences: false).first?.trimmingCharacters(in: .whitespaces) ?? ""
         guard !first.isEmpty, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return .infinity }
         return TimeInterval(first) ?? .infinity
-    }
-
-    private init(lifetime: TimeInterval?, ageWhenReceived: TimeInterval, receivedAt: Date, mustRevalidate: Bool, forbidsStale: Bool,
-                 etag: String?, lastModified: String?) {
-        self.lifetime = lifetime
-        self.ageWhenReceived = ageWhenReceived
-        self.receivedAt = receivedAt
-        self.mustRevalidate = mustRevalidate
-        self.forbidsStale = forbidsStale
-        self.etag = etag
-        self.lastModified = lastModified
     }
 
     /// The response's age now (RFC 9111 §4.2.3), in seconds.

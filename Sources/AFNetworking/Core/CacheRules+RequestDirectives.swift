@@ -49,4 +49,16 @@ struct RequestDirectives: Equatable {
         guard let limit = maxStale else { return true }
         return age - lifetime <= limit
     }
+
+    /// Whether a stale response may be served at once while a background
+    /// request revalidates it (RFC 5861 §3): within its
+    /// `stale-while-revalidate` window, the response not forbidding stale
+    /// use (`must-revalidate`, `no-cache`), and the request asking for no
+    /// freshness of its own (`no-cache`, `max-age`, `min-fresh`) nor for
+    /// no network at all (`only-if-cached`).
+    func permitsStaleWhileRevalidate(_ freshness: CacheFreshness, age: TimeInterval) -> Bool {
+        guard !noCache, !onlyIfCached, maxAge == nil, minFresh == nil, !freshness.forbidsStale,
+              let lifetime = freshness.lifetime, let window = freshness.staleWhileRevalidate else { return false }
+        return age >= lifetime && age < lifetime + window
+    }
 }

@@ -62,11 +62,15 @@ extension CacheRules {
         return names
     }
 
-    /// `response` as it is stored: without its connection fields.
+    /// `response` as it is stored: without its connection fields; a 206
+    /// holding the whole representation becomes its 200 (RFC 9111 §3.4),
+    /// so a stored answer is never partial.
     static func storable(_ response: HTTPURLResponse) -> HTTPURLResponse {
-        let dropped = connectionFields(of: response)
+        var dropped = connectionFields(of: response)
+        let status = response.statusCode == 206 ? 200 : response.statusCode
+        if response.statusCode == 206 { dropped.insert("content-range") }
         let kept = headerFields(of: response).filter { !dropped.contains($0.key.lowercased()) }
-        return rebuilt(response, fields: kept)
+        return rebuilt(response, fields: kept, statusCode: status)
     }
 
     /// The stored response updated by a 304 (RFC 9111 §3.2): each field the
@@ -112,7 +116,7 @@ extension CacheRules {
         return CachedURLResponse(response: response, data: Data(), userInfo: nil, storagePolicy: .notAllowed)
     }
 
-    private static func headerFields(of response: HTTPURLResponse) -> [String: String] {
+    static func headerFields(of response: HTTPURLResponse) -> [String: String] {
         var fields: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
             if let name = name as? String, let value = value as? String { fields[name] = value }
@@ -120,9 +124,11 @@ extension CacheRules {
         return fields
     }
 
-    private static func rebuilt(_ response: HTTPURLResponse, fields: [String: String]) -> HTTPURLResponse {
+    /// `response` with other header fields (and status).
+    static func rebuilt(_ response: HTTPURLResponse, fields: [String: String], statusCode: Int? = nil) -> HTTPURLResponse {
         guard let url = response.url,
-              let copy = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
+              let copy = HTTPURLResponse(url: url, statusCode: statusCode ?? response.statusCode, httpVersion: "HTTP/1.1",
+                                         headerFields: fields)
         else { return response }
         return copy
     }

@@ -38,24 +38,35 @@ enum CacheRules {
         return "\(tag)|client:\(identity.fingerprint)"
     }
 
-    /// Whether `URLCache` may answer the request at all: a GET that is not
-    /// ranged and whose policy does not ignore the local cache.
+    /// Whether `URLCache` may answer the request at all: a GET whose policy
+    /// does not ignore the local cache, not ranged or with one byte range
+    /// that is not a resume (`mayConsultCache(forRange:of:)`).
     static func mayConsultCache(for request: URLRequest) -> Bool {
+        mayConsultCache(for: request, range: request.value(forHTTPHeaderField: "Range"))
+    }
+
+    /// The same, with the request's `Range` field already read.
+    private static func mayConsultCache(for request: URLRequest, range: String?) -> Bool {
         switch request.cachePolicy {
         case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData: return false
         default: break
         }
-        return (request.httpMethod ?? "GET").uppercased() == "GET" && request.value(forHTTPHeaderField: "Range") == nil
+        guard (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
+        guard let range else { return true }
+        return mayConsultCache(forRange: range, of: request)
     }
 
     /// What to do for `request` under `policyTag` with `cache`. `sent` makes
     /// the request as it would go out (with its cookies), for the fields a
     /// stored response varies on; asked only then (it reads the cookie
     /// storage). Off the network thread: the first question about a URL may
-    /// read the disk.
+    /// read the disk. `environment`: the settings a background revalidation
+    /// (`stale-while-revalidate`) is sent with; nil: none is sent, a stale
+    /// answer is revalidated before it is used.
     static func plan(for request: URLRequest, sent: (() -> URLRequest)? = nil, cache: URLCache, policyTag: String,
-                     now: Date = Date()) -> Plan {
-        guard mayConsultCache(for: request), let key = request.url?.absoluteString else { return .load }
+                     now: Date = Date(), revalidatingWith environment: TransferEnvironment? = nil) -> Plan {
+        let range = request.value(forHTTPHeaderField: "Range")
+        guard mayConsultCache(for: request, range: range), let key = request.url?.absoluteString else { return .load }
         let asked = RequestDirectives(request)
         // no-store in the request: neither answered from nor written to the cache.
         if asked.noStore && !asked.onlyIfCached { return .load }
@@ -72,13 +83,18 @@ enum CacheRules {
         if let known = entry, known.policyTag != policyTag { entry = nil }
         // Nor one that varies on a field this request has otherwise (§4.1).
         if let known = entry, !variantMatches(known.cached, request: sent ?? { request }) { entry = nil }
+        let ranged = range != nil
         switch request.cachePolicy {
         case .returnCacheDataDontLoad:
-            if let entry { return .useCached(entry.cached) }
+            // Nothing may load: the whole entity when the range cannot be cut
+            // from it (a server may ignore Range too, RFC 9110 §14.2).
+            if let entry { return .useCached((ranged ? answering(request, from: entry.cached) : nil) ?? entry.cached) }
             return .fail(TransportErrors.make(NSURLErrorResourceUnavailable, url: request.url, underlying: nil,
                                               description: "The resource is not in the cache and the request may not load it."))
         case .returnCacheDataElseLoad:
-            return entry.map { .useCached($0.cached) } ?? .load
+            guard let entry else { return .load }
+            let answer = ranged ? answering(request, from: entry.cached) : Optional(entry.cached)
+            return answer.map { Plan.useCached($0) } ?? .load
         default:
             guard let entry else {
                 if asked.onlyIfCached, let refusal = gatewayTimeout(for: request) { return .useCached(refusal) }
@@ -86,28 +102,57 @@ enum CacheRules {
             }
             let age = entry.freshness.currentAge(at: now)
             if asked.permitsReuse(of: entry.freshness, age: age) {
-                return .useCached(withAge(entry.cached, seconds: age))
+                let hit = withAge(entry.cached, seconds: age)
+                guard ranged else { return .useCached(hit) }
+                if let answer = answering(request, from: hit) { return .useCached(answer) }
+                return asked.onlyIfCached ? .useCached(hit) : .load
             }
             if asked.onlyIfCached, let refusal = gatewayTimeout(for: request) { return .useCached(refusal) }
+            // A stale entry and a range: the request goes to the server as
+            // it is (RFC 9111 §4), not made conditional — a 304 would
+            // confirm the whole entity, not answer the range.
+            if ranged { return .load }
+            if let environment, asked.permitsStaleWhileRevalidate(entry.freshness, age: age) {
+                // RFC 5861 §3: the stored answer now, the server asked behind it.
+                let revalidation = conditionalRequest(request, validating: entry.freshness) ?? request
+                StaleRevalidation.start(revalidation, stored: entry.cached, key: key, cache: cache, policyTag: policyTag,
+                                        environment: environment)
+                return .useCached(withAge(entry.cached, seconds: age))
+            }
             if let conditional = conditionalRequest(request, validating: entry.freshness) { return .revalidate(entry.cached, conditional) }
             return .load
         }
     }
 
-    /// Statuses a cache may store without explicit freshness (RFC 9110 §15.1).
+    /// What `cached` answers `request` with: itself, a 206 cut from it, or
+    /// nil when the range must go to the server.
+    private static func answering(_ request: URLRequest, from cached: CachedURLResponse) -> CachedURLResponse? {
+        switch rangeAnswer(to: request, from: cached) {
+        case .whole: return cached
+        case .partial(let partial): return partial
+        case .forward: return nil
+        }
+    }
+
+    /// Statuses a cache may store without explicit freshness (RFC 9110 §15.1;
+    /// 206 only as the whole representation, stored as its 200).
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
 
     /// A cheap test on the raw response head, so the common uncacheable case
     /// costs nothing (RFC 9111 §3): a GET answered with a final status the
-    /// library can store (not 206: ranges are not combined), not `no-store`
+    /// library can store (a 206 only when it holds the whole representation:
+    /// partial content is neither stored nor combined), not `no-store`
     /// either way, not `Vary: *`, with explicit freshness, or a heuristically
     /// cacheable status with a validator or `Last-Modified`.
     static func mayStore(_ head: ReceivedResponse, for request: URLRequest) -> Bool {
-        guard (200..<600).contains(head.statusCode), head.statusCode != 206, head.statusCode != 304,
+        guard (200..<600).contains(head.statusCode), head.statusCode != 304,
+              head.statusCode != 206 || coversWholeRepresentation(head),
               request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData,
               (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
+        // A whole 206 is stored as (and judged as) its 200.
+        let status = head.statusCode == 206 ? 200 : head.statusCode
         let answered = directives(in: head.values(forField: "cache-control").joined(separator: ","))
-        if answered.contains("no-store") || answered.contains(where: { $0.hasPrefix("must-understand") }) && !understands(head.statusCode) {
+        if answered.contains("no-store") || answered.contains(where: { $0.hasPrefix("must-understand") }) && !understands(status) {
             return false
         }
         if RequestDirectives(request).noStore { return false }
@@ -116,7 +161,7 @@ enum CacheRules {
         }
         let explicit = answered.contains { $0.hasPrefix("max-age=") || $0 == "public" } || head.value(forField: "expires") != nil
         if explicit { return true }
-        return heuristicallyCacheable.contains(head.statusCode)
+        return heuristicallyCacheable.contains(status)
             && (head.value(forField: "etag") != nil || head.value(forField: "last-modified") != nil)
     }
 
@@ -143,6 +188,9 @@ enum CacheRules {
         case "GET":
             guard request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData else { return .none }
             if mayStore(head, for: request) { return .store }
+            // Part of a representation replaces no stored one (it is not
+            // stored either): a resume or a range the cache could not answer.
+            if head.statusCode == 206 { return .none }
             // A newer answer that may not be stored leaves no older one to be
             // served in its place (an error status keeps what was stored).
             return (200..<400).contains(head.statusCode) && head.statusCode != 304 ? .invalidate : .none

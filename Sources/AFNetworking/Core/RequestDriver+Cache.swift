@@ -17,7 +17,8 @@ extension RequestDriver {
             return
         }
         let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
-        let plan = CacheRules.plan(for: request, sent: { environment.requestAsSent(request) }, cache: cache, policyTag: tag)
+        let plan = CacheRules.plan(for: request, sent: { environment.requestAsSent(request) }, cache: cache, policyTag: tag,
+                                   revalidatingWith: environment)
         handle(.cacheLookupFinished(plan))
     }
 

@@ -214,7 +214,7 @@ struct TransferStateMachine {
     /// Opens a journey: through the cache when the request may be answered
     /// from it, else straight to the network.
     private mutating func begin(_ journey: Journey) -> Action {
-        if configuration.consultsCache && CacheRules.mayConsultCache(for: journey.request) {
+        if configuration.consultsCache && CacheRules.mayConsultCache(for: journey.request) && CacheRules.mayAnswer(into: journey.output) {
             state = .lookingUpCache(journey)
             return .lookUpCache(journey.request)
         }
