@@ -11,30 +11,15 @@ import FoundationNetworking
 /// serialized), then the task is finished and `AFNetworkingTaskDidComplete`
 /// is posted on the main queue.
 extension SessionTaskDriver {
-    /// The end as the delegate queue left it: where a download's file went.
-    private struct FileEnd: Sendable {
-        /// Where the did-finish-downloading call moved the file.
-        var movedTo: URL?
-        var moveError: NSError?
-        /// The temporary file a raw download handler gets (deleted after it).
-        var raw: URL?
-
-        init(_ download: DownloadOutput) {
-            switch download {
-            case .moved(let url): movedTo = url
-            case .moveFailed(let error, _): moveError = error
-            case .complete(let file): raw = file
-            default: break
-            }
-        }
-    }
-
     /// Runs the completion pipeline for `task` (from the delegate queue, once
     /// the delegate's part of the end is done).
     func deliverCompletion(_ task: URLSessionTask, _ outcome: TransferStateMachine.Outcome, download: DownloadOutput) {
         let manager = context.manager
         let serializer = manager?.responseSerializer
-        let file = FileEnd(download)
+        // Where the did-finish-downloading call moved the file, or why it could not; a raw handler's temporary file.
+        let movedTo: URL? = { if case .moved(let url) = download { return url }; return nil }()
+        let moveError: NSError? = { if case .moveFailed(let error, _) = download { return error }; return nil }()
+        let rawFile: URL? = { if case .complete(let file) = download { return file }; return nil }()
         let body = outcome.memoryBody ?? Data()
         let isFile = kind.isDownload || state.withLock { $0.response.becameDownload }
         let completion = self.completion
@@ -55,12 +40,12 @@ extension SessionTaskDriver {
                 case .failure(let failure)?: error = failure
                 case nil: break
                 }
-                if isFile { object = file.movedTo }
-                if let moveError = file.moveError { error = moveError }
+                if isFile { object = movedTo }
+                if let moveError { error = moveError }
             }
             var userInfo: [AnyHashable: Any] = [:]
             if let serializer { userInfo[AFNetworkingTaskDidCompleteResponseSerializerKey] = serializer }
-            if let movedTo = file.movedTo {
+            if let movedTo {
                 userInfo[AFNetworkingTaskDidCompleteAssetPathKey] = movedTo
             } else {
                 userInfo[AFNetworkingTaskDidCompleteResponseDataKey] = body
@@ -77,12 +62,12 @@ extension SessionTaskDriver {
                 case .serialized(let handler):
                     handler(response, result.value, finalError)
                 case .download(let handler):
-                    handler(response, file.moveError == nil ? file.movedTo : nil, finalError)
+                    handler(response, moveError == nil ? movedTo : nil, finalError)
                 case .rawData(let handler):
                     handler(isFile ? nil : body, rawResponse, finalError)
                 case .rawDownload(let handler):
-                    handler(file.raw, rawResponse, finalError)
-                    if let raw = file.raw { DownloadFile.remove(raw) }
+                    handler(rawFile, rawResponse, finalError)
+                    if let rawFile { DownloadFile.remove(rawFile) }
                 }
             }
             return .init(deliver: deliver) {
