@@ -117,21 +117,11 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         if let cached = http.withLock({ $0.serialized }) { return cached }
         // Only once the output is final and the transport succeeded.
         guard let outcome = driver.finalOutcome, outcome.error == nil else { return nil }
-        let data = outcome.memoryBody
-        let head = outcome.response?.received
         // An operation whose serializer nobody set or read validates as a
         // fresh HTTPResponseSerializer would; one shared instance does that.
         let serializer = http.withLock { $0.responseSerializer } ?? HTTPRequestOperation.defaultSerializer
-        let result: Result<SerializedObject, Error>
-        if let head, serializer.readsReceivedHeads {
-            // The library's own serializers read the received head: no
-            // HTTPURLResponse is built unless the caller asks for `response`
-            // or an error needs it.
-            result = Result { SerializedObject(value: try serializer.responseObject(forReceived: ResponseSummary(head), data: data)) }
-        } else {
-            let response = self.response
-            result = Result { SerializedObject(value: try serializer.responseObject(for: response, data: data)) }
-        }
+        let result = CompletionPipeline.serialize(outcome, with: serializer, data: outcome.memoryBody) { self.response }
+            .map { SerializedObject(value: $0) }
         return http.withLock { http in
             if http.serialized == nil { http.serialized = result }
             return http.serialized
@@ -170,15 +160,15 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
             }
             return (http.success, http.failure)
         }
-        let queue = effectiveCompletionQueue
-        let group = effectiveCompletionGroup
-        // Parsing happens off the network thread and off the main thread: on
-        // the caller's own completion queue when it is not the main queue
-        // (saving a thread hop), else on the shared processing queue.
-        let parsesOnCompletionQueue = !MainQueueWork.isMain(queue)
-        let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
-        group.enter()
-        workQueue.async { [self] in
+        let pipeline = CompletionPipeline(queue: effectiveCompletionQueue, group: effectiveCompletionGroup) { [driver] in
+            driver.handle(.completionFinished)
+        }
+        // Waiters for the outcome (`result()`) go before blocks that wait for
+        // the main queue, else once the operation has finished, as `result()` promises.
+        let releaseWaiters: @Sendable () -> Void = { [self] in
+            for waiter in settle() { waiter() }
+        }
+        pipeline.run(beforeHop: releaseWaiters) { [self] in
             recordAndCacheResponse(outcome)
             let result: Result<Any?, Error>
             if let transportError = outcome.error {
@@ -186,32 +176,14 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
             } else {
                 result = (serializeIfNeeded() ?? .success(SerializedObject(value: nil))).map(\.value)
             }
-            let deliver: (@Sendable () -> Void)?
             switch result {
             case .success(let object) where success != nil:
                 let box = SerializedObject(value: object)
-                deliver = { success?(self, box.value) }
+                return .init(deliver: { success?(self, box.value) }, after: releaseWaiters)
             case .failure(let error) where failure != nil:
-                deliver = { failure?(self, error) }
+                return .init(deliver: { failure?(self, error) }, after: releaseWaiters)
             default:
-                deliver = nil
-            }
-            // Done here, on this queue: the waiters run once the operation
-            // has finished, as `result()` promises.
-            guard let deliver, !parsesOnCompletionQueue else {
-                deliver?()
-                driver.handle(.completionFinished)
-                for waiter in settle() { waiter() }
-                group.leave()
-                return
-            }
-            // The blocks wait for the main queue; an awaiting task does not.
-            for waiter in settle() { waiter() }
-            // Through MainQueueWork: a waitUntilFinished() on the main queue runs it.
-            MainQueueWork.async(on: queue, group: group) { [self] in
-                deliver()
-                driver.handle(.completionFinished)
-                group.leave()
+                return .init(deliver: nil, after: releaseWaiters)
             }
         }
     }

@@ -2,9 +2,10 @@ import AFNetworkingTransport
 import Dispatch
 import Foundation
 
-/// The operations' work for the main queue (progress and success/failure
-/// blocks, the completion block when no queue was set), kept in one FIFO the
-/// library owns, with one main-queue hop per item.
+/// The library's work for the main queue (operations' progress and
+/// success/failure blocks, their completion block when no queue was set, and
+/// — through `CompletionPipeline` — session tasks' completion handlers), kept
+/// in one FIFO the library owns, with one main-queue hop per item.
 ///
 /// Why not plain `DispatchQueue.main.async`: an operation is finished only
 /// after its success or failure block returned, so `waitUntilFinished()`

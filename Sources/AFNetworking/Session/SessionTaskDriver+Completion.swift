@@ -7,10 +7,7 @@ import FoundationNetworking
 /// The end of a task, in 2.7's order: on the operation queue the resume-data
 /// handler, the did-finish-downloading call (which moves the file), the
 /// will-cache call, the did-complete call and the session's bookkeeping;
-/// then the response is serialized off the main thread and the completion
-/// handler runs on `completionQueue` inside `completionGroup` (a task made by
-/// an `async` call: where it was serialized), followed by
-/// `AFNetworkingTaskDidComplete` on the main queue.
+/// then the completion handler (`SessionTaskDriver+Delivery.swift`).
 extension SessionTaskDriver {
     /// The task shows `.canceling` (or `.running`) until its delegate queue
     /// gets to its end; `.completed` from then on. A data task whose delegate
@@ -117,103 +114,5 @@ extension SessionTaskDriver {
         deliverCompletion(task, outcome, download: download)
         // The task object no longer needs its driver to reach it.
         state.withLock { $0.task = .released }
-    }
-
-    // MARK: - Completion handler
-
-    private func deliverCompletion(_ task: URLSessionTask, _ outcome: TransferStateMachine.Outcome, download: DownloadOutput) {
-        let manager = context.manager
-        let serializer = manager?.responseSerializer
-        let queue = manager?.completionQueue ?? .main
-        let group = manager?.completionGroup ?? CompletionDefaults.group
-        let movedTo: URL? = { if case .moved(let url) = download { return url }; return nil }()
-        let moveError: NSError? = { if case .moveFailed(let error, _) = download { return error }; return nil }()
-        let body = outcome.memoryBody ?? Data()
-        var userInfo: [AnyHashable: Any] = [:]
-        if let serializer { userInfo[AFNetworkingTaskDidCompleteResponseSerializerKey] = serializer }
-        if let movedTo {
-            userInfo[AFNetworkingTaskDidCompleteAssetPathKey] = movedTo
-        } else {
-            userInfo[AFNetworkingTaskDidCompleteResponseDataKey] = body
-        }
-        let info = SerializedObject(value: userInfo)
-        let completion = self.completion
-        let isFile = kind.isDownload || state.withLock { $0.response.becameDownload }
-        let rawFile: URL? = { if case .complete(let file) = download { return file }; return nil }()
-        // Parsing happens off the network thread and off the main thread. A
-        // task made by an `async` call is then done: its handler only resumes
-        // the awaiting Swift task, which must not wait for the main queue.
-        let parsesOnCompletionQueue = !MainQueueWork.isMain(queue)
-        let finishesInPlace = parsesOnCompletionQueue || context.deliversInPlace
-        let workQueue = parsesOnCompletionQueue ? queue : CompletionDefaults.processingQueue
-        group.enter()
-        workQueue.async { [self] in
-            // Built here, not on the serial delegate queue: making an
-            // HTTPURLResponse is the costliest step of a small request.
-            let response = finalResponse(outcome)
-            var userInfo = info.value as? [AnyHashable: Any] ?? [:]
-            var object: Any?
-            var error: Error? = outcome.error
-            if error == nil {
-                switch completion {
-                case .rawData, .rawDownload:
-                    break
-                case .none, .serialized, .download:
-                    do {
-                        let data = isFile ? Data() : body
-                        if let serializer, serializer.readsReceivedHeads, case .received(let head)? = outcome.response {
-                            // The library's own serializers read the received head directly.
-                            object = try serializer.responseObject(forReceived: ResponseSummary(head), data: data)
-                        } else {
-                            object = try serializer?.responseObject(for: response, data: data)
-                        }
-                    } catch let failure {
-                        error = failure
-                    }
-                    if isFile { object = movedTo }
-                    if let moveError { error = moveError }
-                }
-            }
-            if let object { userInfo[AFNetworkingTaskDidCompleteSerializedResponseKey] = object }
-            if let error { userInfo[AFNetworkingTaskDidCompleteErrorKey] = error }
-            let finalError = error
-            let result = SerializedObject(value: object)
-            let notificationInfo = SerializedObject(value: userInfo)
-            let finish: @Sendable () -> Void = { [self] in
-                switch completion {
-                case .none:
-                    break
-                case .serialized(let handler):
-                    handler(response, result.value, finalError)
-                case .download(let handler):
-                    handler(response, moveError == nil ? movedTo : nil, finalError)
-                case .rawData(let handler):
-                    handler(isFile ? nil : body, outcome.response == nil ? nil : response, finalError)
-                case .rawDownload(let handler):
-                    handler(rawFile, outcome.response == nil ? nil : response, finalError)
-                    if let rawFile { DownloadFile.remove(rawFile) }
-                }
-                requestDriver.handle(.completionFinished)
-                MainQueueNotifier.shared.post(.AFNetworkingTaskDidComplete, object: task,
-                                              userInfo: notificationInfo.value as? [AnyHashable: Any])
-                group.leave()
-            }
-            if finishesInPlace { finish() } else { queue.async(execute: finish) }
-        }
-    }
-
-    /// The response the completion handler gets: the last one, or — where
-    /// Swift cannot pass nil — a plain `URLResponse` for the request's URL.
-    private func finalResponse(_ outcome: TransferStateMachine.Outcome) -> URLResponse {
-        switch outcome.response {
-        case .received(let head)?:
-            if let response = head.httpURLResponse { return response }
-        case .cached(let cached)?:
-            return cached.response
-        case nil:
-            break
-        }
-        let url = outcome.finalRequest?.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
-        return URLResponse(url: url, mimeType: nil, expectedContentLength: -1, textEncodingName: nil)
     }
 }
