@@ -164,7 +164,9 @@ final class StaleWhileRevalidateTests: SessionTasksTestCase {
         fetch("/withcookies")
         fetch("/withcookies")
         waitForRevalidation("/withcookies", requests: 2)
-        XCTAssertEqual(try XCTUnwrap(conditionals("/withcookies").first).headers.first(name: "cookie"), "swr=1")
+        // Other suites may leave cookies for this host in the shared storage: ours must be among those sent.
+        let sent = try XCTUnwrap(conditionals("/withcookies").first).headers.first(name: "cookie") ?? ""
+        XCTAssertTrue(sent.components(separatedBy: "; ").contains("swr=1"), sent)
         XCTAssertTrue((storage.cookies(for: url("/")) ?? []).contains { $0.name == "background" }, "its Set-Cookie is stored")
     }
 
