@@ -85,8 +85,7 @@ struct ResponseDecision {
     /// end to continue with, if the task ended meanwhile.
     mutating func downloadAnnounced() -> TransferStateMachine.Outcome? {
         guard case .becomingDownload(let parked) = state else {
-            assertionFailure("downloadAnnounced outside becomingDownload: \(state)")
-            return nil
+            preconditionFailure("Invalid state for downloadAnnounced: \(state)")
         }
         state = .becameDownload
         return parked
