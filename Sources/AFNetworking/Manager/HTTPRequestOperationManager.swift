@@ -117,9 +117,9 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     /// An operation for `request` with the manager's serializer, credentials,
     /// security policy, completion queue and group, and these blocks. Not enqueued.
     @preconcurrency
-    public func httpRequestOperation(with request: URLRequest,
-                                     success: HTTPRequestOperation.SuccessBlock?,
-                                     failure: HTTPRequestOperation.FailureBlock?) -> HTTPRequestOperation {
+    open func httpRequestOperation(with request: URLRequest,
+                                   success: HTTPRequestOperation.SuccessBlock?,
+                                   failure: HTTPRequestOperation.FailureBlock?) -> HTTPRequestOperation {
         // One consistent snapshot of the settings (one lock, not one per property).
         let settings = state.withLock { $0 }
         let operation = HTTPRequestOperation(request: request)
