@@ -45,8 +45,11 @@ final class RequestDriver: @unchecked Sendable {
         fileprivate mutating func takeEffectsToDrain() -> [Effect]? {
             guard !draining, !effects.isEmpty else { return nil }
             draining = true
-            defer { effects.removeAll(keepingCapacity: true) }
-            return effects
+            // Taken by swapping: returning the array and then emptying it
+            // would copy its buffer on every event.
+            var taken: [Effect] = []
+            swap(&taken, &effects)
+            return taken
         }
     }
 
@@ -218,8 +221,9 @@ final class RequestDriver: @unchecked Sendable {
                     core.draining = false
                     return []
                 }
-                defer { core.effects.removeAll(keepingCapacity: true) }
-                return core.effects
+                var taken: [Effect] = []
+                swap(&taken, &core.effects)
+                return taken
             }
         }
     }
