@@ -1,3 +1,4 @@
+import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -68,7 +69,7 @@ enum HeaderFieldValidation {
     /// error the transport gives a request carrying such a field).
     static func check(_ headers: [String: String]?, url: URL?) throws {
         for (name, value) in headers ?? [:] {
-            let badName = name.isEmpty || !name.utf8.allSatisfy(isTokenCharacter)
+            let badName = name.isEmpty || !name.utf8.allSatisfy(ResponseHead.isFieldNameCharacter)
             let badValue = value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
             guard badName || badValue else { continue }
             let printable = name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
@@ -80,16 +81,6 @@ enum HeaderFieldValidation {
                 info["NSErrorFailingURLStringKey"] = url.absoluteString
             }
             throw NSError(domain: NSURLErrorDomain, code: NSURLErrorBadURL, userInfo: info)
-        }
-    }
-
-    /// RFC 9110 `tchar`: ALPHA, DIGIT and ``!#$%&'*+-.^_`|~``.
-    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
     }
 }

@@ -246,6 +246,9 @@ package struct ResponseHead: Sendable {
     /// RFC 9110 §5.6.2 token characters (a field name), by byte value.
     private static let tokenCharacters: [Bool] = (0..<256).map { isTokenCharacter(UInt8($0)) }
 
+    /// Whether `byte` may stand in a field name (an RFC 9110 token character).
+    package static func isFieldNameCharacter(_ byte: UInt8) -> Bool { tokenCharacters[Int(byte)] }
+
     static func isDigit(_ byte: UInt8) -> Bool { byte >= 48 && byte <= 57 }
 
     static func isBlank(_ byte: UInt8) -> Bool {
