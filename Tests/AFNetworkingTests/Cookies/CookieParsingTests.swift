@@ -75,13 +75,14 @@ final class CookieParsingTests: CookieTestCase {
         }
     }
 
-    /// 6265bis §5.6 step 2: a field without "=" is a nameless cookie, sent
-    /// as its value alone; an empty name and value is ignored.
-    func testAFieldWithoutEqualsIsANamelessCookie() {
+    /// RFC 6265 §5.2 steps 2 and 5: a field without "=", or with an empty
+    /// name, is ignored as a whole (6265bis's nameless cookies are not kept).
+    func testAFieldWithoutEqualsOrWithAnEmptyNameIsIgnored() {
         forEachClient { agent in
             let origin = "http://www.\(site).com"
-            let sent = header(after: ["justavalue; Path=/", "=; Path=/"], at: "\(origin)/set", next: "\(origin)/next", with: agent)
-            XCTAssertEqual(sent, "justavalue", "\(agent.client)")
+            let sent = header(after: ["justavalue; Path=/", "=x", " =y; Path=/", "=; Path=/", "\t", "ok=1"],
+                              at: "\(origin)/set", next: "\(origin)/next", with: agent)
+            XCTAssertEqual(sent, "ok=1", "\(agent.client)")
         }
     }
 

@@ -35,7 +35,8 @@ extension CookieJar {
             if left.pathLength != right.pathLength { return left.pathLength > right.pathLength }
             return (left.created.0, left.created.1) < (right.created.0, right.created.1)
         }
-        // 6265bis: a nameless cookie is sent as its value alone.
+        // A nameless cookie (only seeded into the storage by code; the parser
+        // refuses them) is sent as its value alone.
         return chosen.map { $0.cookie.name.isEmpty ? $0.cookie.value : "\($0.cookie.name)=\($0.cookie.value)" }.joined(separator: "; ")
     }
 }

@@ -86,16 +86,11 @@ enum CookieJar {
 
         // 6265bis cookie prefixes (any case): `__Secure-` needs Secure;
         // `__Host-` also needs a host-only cookie (no Domain attribute at
-        // all, not even one naming the host) for Path=/. A nameless
-        // cookie may not carry one in its value.
+        // all, not even one naming the host) for Path=/.
         let name = parsed.name.lowercased()
         if name.hasPrefix("__secure-") || name.hasPrefix("__host-") {
             guard parsed.secure else { return nil }
             if name.hasPrefix("__host-") { guard hostOnly, parsed.domain == nil, parsed.path == "/" else { return nil } }
-        }
-        if parsed.name.isEmpty {
-            let value = parsed.value.lowercased()
-            if value.hasPrefix("__secure-") || value.hasPrefix("__host-") { return nil }
         }
         return Decision(name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly, path: path,
                         expiry: expiry, secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite)

@@ -31,8 +31,8 @@ enum SetCookieParser {
     /// Browsers' limit on one attribute's value (6265bis §5.7).
     static let maximumAttributeValueBytes = 1024
 
-    /// nil: the field is ignored as a whole (control characters, an empty
-    /// name and value, a name and value over 4096 bytes). Read as octets, as
+    /// nil: the field is ignored as a whole (control characters, no "=" or
+    /// an empty name, a name and value over 4096 bytes). Read as octets, as
     /// the RFC does: a combining mark after "=" or ";" cannot hide it.
     static func parse(_ field: String) -> ParsedSetCookie? {
         let bytes = Array(field.utf8)
@@ -42,17 +42,14 @@ enum SetCookieParser {
         // `a="b, c=d"` is one value and `b,az=qux` one name.
         let pieces = bytes.split(separator: semicolon, maxSplits: 1, omittingEmptySubsequences: false)
         let pair = pieces[0]
-        let name: ArraySlice<UInt8>
-        let value: ArraySlice<UInt8>
-        if let equals = pair.firstIndex(of: equalsSign) {
-            name = trimmed(pair[..<equals])
-            value = trimmed(pair[(equals + 1)...])
-        } else {
-            // 6265bis: no "=" makes the whole pair the value of a nameless cookie.
-            name = []
-            value = trimmed(pair)
-        }
-        guard !(name.isEmpty && value.isEmpty), name.count + value.count <= maximumNameValueBytes else { return nil }
+        // RFC 6265 §5.2 steps 2 and 5: a pair without "=" or with an empty
+        // name is no cookie. (6265bis would keep it as a nameless cookie; the
+        // RFC, curl and the independent parser suite ignore it, and a server
+        // cannot later replace or delete a cookie it cannot name.)
+        guard let equals = pair.firstIndex(of: equalsSign) else { return nil }
+        let name = trimmed(pair[..<equals])
+        let value = trimmed(pair[(equals + 1)...])
+        guard !name.isEmpty, name.count + value.count <= maximumNameValueBytes else { return nil }
         var cookie = ParsedSetCookie(name: text(name), value: text(value))
         if pieces.count > 1 {
             for attribute in pieces[1].split(separator: semicolon, omittingEmptySubsequences: true) {
