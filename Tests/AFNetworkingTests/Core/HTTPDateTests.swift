@@ -34,9 +34,10 @@ final class HTTPDateTests: XCTestCase {
         XCTAssertEqual(HTTPDate.parse("Friday, 01-Jan-99 00:00:00 GMT"), 915_148_800)
     }
 
-    /// Browsers read a month name in any case (issue 19's cache runs: `AUG`).
+    /// Browsers read a month name and `GMT` in any case (issue 19's cache runs: `AUG`, `gMT`).
     func testAMonthNameInAnyCaseIsTheMonth() {
-        for text in ["Sun, 06 nov 1994 08:49:37 GMT", "Sun, 06 NOV 1994 08:49:37 GMT", "Sunday, 06-nOv-94 08:49:37 GMT"] {
+        for text in ["Sun, 06 nov 1994 08:49:37 GMT", "Sun, 06 NOV 1994 08:49:37 GMT", "Sunday, 06-nOv-94 08:49:37 GMT",
+                     "Sun, 06 Nov 1994 08:49:37 gMT", "Sunday, 06-Nov-94 08:49:37 gmt"] {
             XCTAssertEqual(HTTPDate.parse(text), 784_111_777, text)
         }
     }

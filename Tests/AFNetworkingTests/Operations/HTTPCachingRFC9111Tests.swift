@@ -115,10 +115,15 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         XCTAssertLessThan(try XCTUnwrap(Int(generated)), 60)
     }
 
-    func testAnInvalidAgeMakesTheResponseStaleAndAListCountsItsFirstMember() {
-        routeCounting("/agefloat", headers: [("Cache-Control", "max-age=10000"), ("Age", "7200.0")])
-        fetch("/agefloat")
-        XCTAssertEqual(fetch("/agefloat").0.responseString, "answer 2", "7200.0 is not an Age (not 7200): stale")
+    /// §5.1: an invalid Age is ignored (not read as a number, not "stale");
+    /// of a list, the first member counts.
+    func testAnInvalidAgeIsIgnoredAndAListCountsItsFirstMember() {
+        for (index, invalid) in ["7200.0", "-7200", "abc", "1e9"].enumerated() {
+            let path = "/ageinvalid\(index)"
+            routeCounting(path, headers: [("Cache-Control", "max-age=3600"), ("Age", invalid)])
+            fetch(path)
+            XCTAssertEqual(fetch(path).0.responseString, "answer 1", "Age: \(invalid) is ignored: fresh by max-age")
+        }
         routeCounting("/agelist", headers: [("Cache-Control", "max-age=3600"), ("Age", "7200, 0")])
         fetch("/agelist")
         XCTAssertEqual(fetch("/agelist").0.responseString, "answer 2", "7200 (the first member) is over max-age")
@@ -158,6 +163,17 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         fetch("/mu")
         fetch("/mu")
         XCTAssertEqual(count("/mu"), 2)
+    }
+
+    /// §5.2.2.3: must-understand with a known status overrides no-store.
+    func testMustUnderstandWithAKnownStatusOverridesNoStore() {
+        routeCounting("/mu200", headers: [("Cache-Control", "max-age=3600, no-store, must-understand")])
+        fetch("/mu200")
+        XCTAssertEqual(fetch("/mu200").0.responseString, "answer 1")
+        XCTAssertEqual(count("/mu200"), 1)
+        routeCounting("/nostore", headers: [("Cache-Control", "max-age=3600, no-store")])
+        fetch("/nostore")
+        XCTAssertEqual(fetch("/nostore").0.responseString, "answer 2", "no-store alone still stores nothing")
     }
 
     // MARK: - §4.4 A newer answer that cannot be stored

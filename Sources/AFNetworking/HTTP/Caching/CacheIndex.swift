@@ -330,11 +330,13 @@ struct CacheFreshness: Sendable {
     }
 
     /// `Age` (RFC 9111 §5.1): a non-negative integer; of a list, the first
-    /// member; anything else is invalid and makes the response stale.
+    /// member. Anything else (`7200.0`, `-1`, `abc`) is ignored, as the RFC
+    /// says: the response is aged by its `Date` alone. A number too large
+    /// for a Double's integers still means "very old".
     static func ageValue(_ field: String?) -> TimeInterval {
         guard let field else { return 0 }
         let first = field.split(separator: ",", omittingEmptySubsequences: false).first?.trimmingCharacters(in: .whitespaces) ?? ""
-        guard !first.isEmpty, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return .infinity }
+        guard !first.isEmpty, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return 0 }
         return TimeInterval(first) ?? .infinity
     }
 

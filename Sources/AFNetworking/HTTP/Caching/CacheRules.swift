@@ -152,7 +152,12 @@ enum CacheRules {
         // A whole 206 is stored as (and judged as) its 200.
         let status = head.statusCode == 206 ? 200 : head.statusCode
         let answered = directives(in: head.values(forField: "cache-control").joined(separator: ","))
-        if answered.contains("no-store") || answered.contains(where: { $0.hasPrefix("must-understand") }) && !understands(status) {
+        // §5.2.2.3: with must-understand, a status the cache knows overrides
+        // no-store (the pair lets a server keep older caches from storing it);
+        // an unknown status is not stored whatever else is said.
+        if answered.contains(where: { $0.hasPrefix("must-understand") }) {
+            guard understands(status) else { return false }
+        } else if answered.contains("no-store") {
             return false
         }
         if RequestDirectives(request).noStore { return false }

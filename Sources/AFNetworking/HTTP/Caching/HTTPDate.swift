@@ -70,10 +70,12 @@ enum HTTPDate {
             return true
         }
 
+        /// `text` (letters only) in any case: browsers read `gmt` and `gMT`
+        /// as GMT, and a date they honour should not make an answer stale here.
         mutating func literal(_ text: StaticString) -> Bool {
             let count = text.utf8CodeUnitCount
             guard index + count <= bytes.count else { return false }
-            for offset in 0..<count where bytes[index + offset] != text.utf8Start[offset] { return false }
+            for offset in 0..<count where bytes[index + offset] | 0x20 != text.utf8Start[offset] | 0x20 { return false }
             index += count
             return true
         }
