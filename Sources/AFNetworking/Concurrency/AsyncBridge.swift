@@ -1,5 +1,8 @@
 import AFNetworkingTransport
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Links an awaiting Swift task to the operation or session task it waits
 /// for: cancelling the Swift task cancels the request, also when the cancel
@@ -60,6 +63,10 @@ enum AsyncBridge {
     static func thrown(_ error: Error) -> Error {
         let nsError = error as NSError
         if Task.isCancelled, nsError.domain == NSURLErrorDomain, nsError.code == NSURLErrorCancelled {
+            // A cancelled download that kept its partial file hands out the data naming it.
+            if nsError.userInfo[URLSessionDownloadTaskResumeData] is Data {
+                return URLError(.cancelled, userInfo: nsError.userInfo)
+            }
             return CancellationError()
         }
         return error
@@ -69,16 +76,19 @@ enum AsyncBridge {
     /// a Swift task already cancelled makes none and throws `CancellationError`,
     /// so nothing is sent (made and cancelled a moment later, it could connect
     /// or send before the cancel reached it).
-    static func request<Value>(_ start: (_ finish: @escaping @Sendable (Result<Handover<Value>, Error>) -> Void) -> (@Sendable () -> Void)?)
+    static func request<Value>(waitsForTheEndOnCancel: Bool = false,
+                               _ start: (_ finish: @escaping @Sendable (Result<Handover<Value>, Error>) -> Void) -> (@Sendable () -> Void)?)
         async throws -> Handover<Value> {
         try Task.checkCancellation()
-        return try await run(start)
+        return try await run(waitsForTheEndOnCancel: waitsForTheEndOnCancel, start)
     }
 
     /// Awaits a callback-style request. `start` makes and starts it, handing
     /// its completion to `finish` (exactly once), and returns how to cancel it
     /// (nil when nothing was made: `finish` was or will be called with the error).
-    static func run<Value>(_ start: (_ finish: @escaping @Sendable (Result<Handover<Value>, Error>) -> Void) -> (@Sendable () -> Void)?)
+    /// `waitsForTheEndOnCancel`: a cancel does not end the wait at once but
+    /// waits for the request's own end (a download's, which brings its resume data).
+    static func run<Value>(waitsForTheEndOnCancel: Bool = false, _ start: (_ finish: @escaping @Sendable (Result<Handover<Value>, Error>) -> Void) -> (@Sendable () -> Void)?)
         async throws -> Handover<Value> {
         let link = CancellationLink()
         do {
@@ -91,7 +101,9 @@ enum AsyncBridge {
                     }
                     // The request's own completion may wait for a queue that
                     // does not run; a cancelled await does not wait for it.
-                    if !link.onCancel({ resume(.failure(CancellationError())) }) { resume(.failure(CancellationError())) }
+                    if !waitsForTheEndOnCancel, !link.onCancel({ resume(.failure(CancellationError())) }) {
+                        resume(.failure(CancellationError()))
+                    }
                     // Made even then, so the request is cancelled as it would
                     // have been a moment later (`link` cancels it at once).
                     let cancel = start(resume)

@@ -21,30 +21,6 @@ extension URLSessionManager {
         try await awaitTask { factory.makeUploadTask(request, body: .file(fileURL), completion: .serialized($0), delivery: .inPlace) }.value
     }
 
-    /// Downloads to `destination` (replacing nothing: an existing file is an
-    /// error) and returns the response.
-    ///
-    /// Only a response the `responseSerializer` accepts (a 2xx status by
-    /// default) is moved to `destination`: an error page is deleted, not
-    /// left there, and the call throws the serializer's error. Cancelled or
-    /// failed, the partial file is deleted too (this call hands out no resume data).
-    public func download(for request: URLRequest, to destination: URL) async throws -> URLResponse {
-        let serializer = responseSerializer
-        let handover = try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<URLResponse>, Error>) -> Void) -> (@Sendable () -> Void)? in
-            let accepted: SessionTaskDriver.Destination = { _, response in
-                // Decided before the move: the caller's file is never touched for an answer that throws.
-                (try? serializer.validate(response as? HTTPURLResponse, data: nil)) == nil ? nil : destination
-            }
-            let completion = SessionTaskCompletion.download { response, _, error in
-                finish(error.map { .failure($0) } ?? .success(Handover(value: response)))
-            }
-            let task = factory.makeDownloadTask(.request(request), destination: accepted, completion: completion, delivery: .inPlace)
-            task.resume()
-            return { task.cancel() }
-        }
-        return handover.value
-    }
-
     private func awaitTask(_ make: (@escaping @Sendable (URLResponse, Any?, Error?) -> Void) -> URLSessionTask)
         async throws -> Handover<(response: URLResponse, responseObject: Any?)> {
         try await AsyncBridge.request {

@@ -33,21 +33,18 @@ final class ReadmeDependencyGraphTests: OperationTestCase {
         queue.maxConcurrentOperationCount = 4
 
         let token = Mutex<String?>(nil)
-        let loginRequest = try manager.requestSerializer.request(
-            withMethod: "POST", urlString: api.appendingPathComponent("login").absoluteString,
-            parameters: ["user": "ada", "password": "secret"])
-        let login = manager.httpRequestOperation(with: loginRequest, success: { _, json in
+        let login = try XCTUnwrap(manager.httpRequestOperation(withHTTPMethod: "POST", urlString: "login",
+                                                               parameters: ["user": "ada", "password": "secret"], success: { _, json in
             token.withLock { $0 = (json as? [String: Any])?["token"] as? String }
-        }, failure: nil)
+        }, failure: nil))
         let dependentsDone = DispatchGroup()
         let afterLogin = BlockOperation {
             guard let bearer = token.withLock({ $0 }) else { return }
             let dependents = ["profile", "feed"].compactMap { path -> HTTPRequestOperation? in
-                guard var request = try? manager.requestSerializer.request(
-                    withMethod: "GET", urlString: api.appendingPathComponent(path).absoluteString, parameters: nil) else { return nil }
-                request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization")
                 dependentsDone.enter()
-                return manager.httpRequestOperation(with: request, success: { _, _ in dependentsDone.leave() },
+                return manager.httpRequestOperation(withHTTPMethod: "GET", urlString: path, parameters: nil,
+                                                    headers: ["Authorization": "Bearer \(bearer)"],
+                                                    success: { _, _ in dependentsDone.leave() },
                                                     failure: { _, _ in dependentsDone.leave() })
             }
             queue.addOperations(dependents, waitUntilFinished: false)

@@ -1,0 +1,34 @@
+import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The verbs' operations without the enqueue: for a batch
+/// (`batchOfRequestOperations`), a dependency graph (`addDependency` before
+/// adding them to a queue) or a queue of the caller's own.
+extension HTTPRequestOperationManager {
+    /// The operation a verb would enqueue — `method` on `URLString` (relative
+    /// to `baseURL`), `parameters` encoded by the request serializer,
+    /// `headers` over its defaults for this request only, and the manager's
+    /// settings — but not enqueued: add it to a queue (or `start()` it) yourself.
+    ///
+    /// A request that cannot be built (a bad URL, parameters the serializer
+    /// refuses, a bad header field) returns nil and calls `failure(nil, error)`
+    /// on the completion queue, as a verb does; nothing is sent.
+    @preconcurrency
+    public func httpRequestOperation(withHTTPMethod method: String, urlString URLString: String, parameters: Any?,
+                                     headers: [String: String]? = nil,
+                                     success: HTTPRequestOperation.SuccessBlock?,
+                                     failure: FailureBlock?) -> HTTPRequestOperation? {
+        let request: URLRequest
+        do {
+            request = try verbRequest(method, URLString, .untyped(parameters), headers)
+        } catch {
+            reportFailure(error, to: failure)
+            return nil
+        }
+        return httpRequestOperation(with: request, success: success,
+                                    failure: failure.map { block in { @Sendable operation, error in block(operation, error) } })
+    }
+}
