@@ -99,6 +99,31 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         XCTAssertEqual(hit.response?.value(forHTTPHeaderField: "Test-Header"), "b")
     }
 
+    // MARK: - §5.2.2.4 no-cache with a field list
+
+    func testAQualifiedNoCacheIsRevalidatedLikeAPlainOne() {
+        server.route("/qualified") { request in
+            if request.headers.first(name: "if-none-match") == "\"q1\"" {
+                return [.head(status: 304, headers: [("ETag", "\"q1\""), ("Set-Token", "fresh")]), .end]
+            }
+            return [.head(status: 200, headers: [("ETag", "\"q1\""), ("Cache-Control", "max-age=3600, no-cache=\"set-token, x-other\""),
+                                                 ("Set-Token", "stale"), ("Content-Length", "4")]), .body(Data("body".utf8)), .end]
+        }
+        fetch("/qualified")
+        let (second, _) = fetch("/qualified")
+        XCTAssertEqual(count("/qualified"), 2, "the listed fields may not be reused without revalidation")
+        XCTAssertEqual(server.requests.last?.headers.first(name: "if-none-match"), "\"q1\"")
+        XCTAssertEqual(second.responseString, "body")
+        XCTAssertEqual(second.response?.value(forHTTPHeaderField: "Set-Token"), "fresh")
+    }
+
+    func testACommaInsideAQuotedArgumentDoesNotSplitTheDirective() {
+        XCTAssertEqual(CacheRules.directives(in: #"max-age=60, no-cache="a, b", private, x="q\"t""#),
+                       ["max-age=60", "no-cache=a, b", "private", #"x=q"t"#])
+        XCTAssertEqual(CacheRules.directives(in: #"MAX-AGE="60""#), ["max-age=60"])
+        XCTAssertEqual(CacheRules.directives(in: " , no-store ,"), ["no-store"])
+    }
+
     // MARK: - §5.1 Age
 
     func testAHitCarriesItsAge() throws {

@@ -320,7 +320,11 @@ struct CacheFreshness: Sendable {
         let apparent = parsedDate.map { max(0, received.timeIntervalSince1970 - $0) } ?? 0
         ageWhenReceived = max(apparent, CacheFreshness.ageValue(age))
         self.receivedAt = received
-        mustRevalidate = directives.contains("no-cache")
+        // §5.2.2.4: `no-cache="field"` forbids reusing those fields without
+        // revalidation; the fields are not stripped here, so the whole
+        // response is revalidated, as for a plain `no-cache` (the RFC's
+        // fallback for a cache that does not act on the field list).
+        mustRevalidate = directives.contains { $0 == "no-cache" || $0.hasPrefix("no-cache=") }
         forbidsStale = mustRevalidate || directives.contains("must-revalidate")
         self.etag = etag
         self.lastModified = lastModified

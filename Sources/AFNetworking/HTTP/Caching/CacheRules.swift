@@ -219,11 +219,31 @@ enum CacheRules {
     }
 
     /// A Cache-Control value's directives, lowercased and trimmed (quotes
-    /// around an argument removed: `max-age="60"` is `max-age=60`).
+    /// around an argument removed: `max-age="60"` is `max-age=60`). A comma
+    /// inside a quoted argument does not end the directive (RFC 9110 §5.6.4):
+    /// `no-cache="a, b"` is one directive, not `no-cache=a` and a `b`.
     static func directives(in value: String?) -> [String] {
         guard let value, !value.isEmpty else { return [] }
-        return value.lowercased().split(separator: ",").map {
-            $0.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\"", with: "")
+        var directives: [String] = []
+        var current = ""
+        var quoted = false
+        var escaped = false
+        for character in value.lowercased() {
+            if escaped {
+                current.append(character)
+                escaped = false
+            } else if quoted && character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if character == "," && !quoted {
+                directives.append(current.trimmingCharacters(in: .whitespaces))
+                current = ""
+            } else {
+                current.append(character)
+            }
         }
+        directives.append(current.trimmingCharacters(in: .whitespaces))
+        return directives.filter { !$0.isEmpty }
     }
 }
