@@ -1,5 +1,8 @@
 import AFNetworkingTransport
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Writes a response body to an `OutputStream` on a queue of its own, so the
 /// caller's stream (user code, file I/O) never runs on the network thread.
@@ -54,11 +57,19 @@ final class ResponseBodyWriter: @unchecked Sendable {
     /// Where the body begins in a file stream: its offset when opened.
     private var fileStart: off_t = 0
     private var failure: NSError?
+    /// A `ResponseBytes` output: the body goes to this buffer as chunks, and
+    /// a byte stays pending (counted against `highWater`) until the consumer
+    /// takes it, so a consumer that stops reading pauses the transfer.
+    let chunks: BodyChunkBuffer?
+    /// Whether bytes were handed to `chunks` (it cannot start over after that).
+    private var handedChunks = false
 
     init(stream: OutputStream, engine: any TransferEngine, onFailure: @escaping @Sendable (NSError) -> Void) {
         self.stream = stream
         self.engine = engine
         self.onFailure = onFailure
+        chunks = (stream as? ChunkBufferOutputStream)?.buffer
+        chunks?.connect { [weak self] released in self?.written(released) }
     }
 
     // MARK: - Network thread
@@ -71,6 +82,12 @@ final class ResponseBodyWriter: @unchecked Sendable {
             shared.blocked = transfer
             return false
         }
+    }
+
+    /// The final response's head, for a `ResponseBytes` output, in order with the body.
+    func announceHead(_ response: URLResponse) {
+        guard let chunks else { return }
+        perform { chunks.headArrived(response) }
     }
 
     /// Queues a piece of body for writing.
@@ -137,6 +154,12 @@ final class ResponseBodyWriter: @unchecked Sendable {
             for item in batch {
                 switch item {
                 case .bytes(let data, let itemGeneration):
+                    if let chunks, itemGeneration == generation && failure == nil {
+                        // Released (and accounted) when the consumer takes it.
+                        handedChunks = handedChunks || !data.isEmpty
+                        chunks.append(data)
+                        continue
+                    }
                     if itemGeneration == generation && failure == nil {
                         data.withUnsafeBytes { writeAll($0) }
                     }
@@ -145,6 +168,13 @@ final class ResponseBodyWriter: @unchecked Sendable {
                     startOver()
                 case .perform(let work):
                     work()
+                case .close(let tail, let done) where chunks != nil:
+                    if let tail, !tail.isEmpty, failure == nil, let chunks {
+                        // Pending until the consumer takes it, like any other byte.
+                        shared.withLock { $0.pendingBytes += tail.count }
+                        chunks.append(tail)
+                    }
+                    done(failure, nil)
                 case .close(let tail, let done):
                     if let tail, !tail.isEmpty { tail.withUnsafeBytes { writeAll($0) } }
                     openIfNeeded()
@@ -195,6 +225,14 @@ final class ResponseBodyWriter: @unchecked Sendable {
     }
 
     private func startOver() {
+        if chunks != nil {
+            // Bytes the consumer may have read cannot be taken back.
+            if handedChunks {
+                recordFailure(ResponseBodyWriter.writeError(
+                    description: "The response body started over after part of it was handed to ResponseBytes."))
+            }
+            return
+        }
         openIfNeeded()
         guard failure == nil else { return }
         if let partial = stream as? PartialFileOutputStream {
