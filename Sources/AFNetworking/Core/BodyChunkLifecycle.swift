@@ -121,8 +121,6 @@ struct BodyChunkLifecycle {
             } else {
                 actions.head = .failure(NSError(domain: NSURLErrorDomain, code: NSURLErrorBadServerResponse))
             }
-            // The failure was the head's answer: the sequence is never handed out.
-            if error != nil { phase = .drained }
         }
         if consumerWaiting {
             consumerWaiting = false

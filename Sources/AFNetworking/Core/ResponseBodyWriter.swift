@@ -85,9 +85,12 @@ final class ResponseBodyWriter: @unchecked Sendable {
     }
 
     /// The final response's head, for a `ResponseBytes` output, in order with the body.
-    func announceHead(_ response: URLResponse) {
+    func announceHead(_ response: ReceivedResponse) {
         guard let chunks else { return }
-        perform { chunks.headArrived(response) }
+        // Built on the writer's queue: the network thread makes no Foundation objects.
+        perform {
+            if let head = response.httpURLResponse { chunks.headArrived(head) }
+        }
     }
 
     /// Queues a piece of body for writing.

@@ -41,7 +41,7 @@ final class TransferSink: TransferDelegate {
             let writer = self.writer
             if restartOutput { writer?.restart() }
             // A streamed body's caller gets the head before the first byte.
-            if route == .output, let writer, let head = response.httpURLResponse { writer.announceHead(head) }
+            if route == .output { writer?.announceHead(response) }
             frontend.didReceiveHead(response, route: route, writer: writer)
             return nil
         }

@@ -76,7 +76,8 @@ final class BodyChunkLifecycleTests: XCTestCase {
 
         var failed = BodyChunkLifecycle()
         XCTAssertEqual(failed.finished(response: nil, error: dropped).head, .failure(dropped))
-        XCTAssertEqual(failed.phase, .drained, "the failure was thrown by the head's await; the sequence was never handed out")
+        XCTAssertEqual(failed.next(), .deliver(.failure(dropped), released: 0),
+                       "a sequence read without awaiting the head (an operation's) throws the failure too")
 
         var headless = BodyChunkLifecycle()
         XCTAssertEqual(headless.finished(response: nil, error: nil).head?.failureCode, NSURLErrorBadServerResponse)
