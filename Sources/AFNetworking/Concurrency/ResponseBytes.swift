@@ -10,7 +10,9 @@ import FoundationNetworking
 ///
 /// - Back-pressure: at most about 1 MiB waits for the reader. When that much
 ///   is unread, the transfer is paused (curl stops reading the socket, so the
-///   server's sends stall too); reading lets it continue.
+///   server's sends stall too); reading lets it continue. Time spent paused
+///   is not idle time: a slow reader does not make the request time out
+///   (a resource timeout, if one is set, still counts).
 /// - Errors: a transport failure after the head (a dropped connection, a body
 ///   shorter than its `Content-Length`, a timeout) is thrown by `next()` once
 ///   the chunks before it were read. An HTTP error status is not an error

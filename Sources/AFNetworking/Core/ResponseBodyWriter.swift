@@ -189,7 +189,8 @@ final class ResponseBodyWriter: @unchecked Sendable {
     }
 
     /// Accounts written (or dropped) bytes, resuming a paused transfer once
-    /// the backlog is low again.
+    /// the backlog is low again. Also called from any thread by a
+    /// `ResponseBytes` buffer when its reader takes (or drops) chunks.
     private func written(_ count: Int) {
         let resume = shared.withLock { shared -> Transfer? in
             shared.pendingBytes -= count

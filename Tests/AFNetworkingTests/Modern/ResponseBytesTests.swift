@@ -113,6 +113,29 @@ final class ResponseBytesTests: XCTestCase {
         XCTAssertEqual(received, total, "\(front): reading again resumed the transfer to its end")
     }
 
+    /// A reader slower than the request's idle timeout: the paused transfer
+    /// is not idle, so the body still arrives whole.
+    func testAReaderSlowerThanTheIdleTimeoutStillGetsTheWholeBody() async throws {
+        let total = 16 << 20
+        var request = URLRequest(url: server.baseURL.appendingPathComponent("bytes/\(total)"))
+        request.timeoutInterval = 1
+        let received = try await modernBounded(60) { [request] () -> Int in
+            let manager = URLSessionManager(sessionConfiguration: .default)
+            defer { manager.invalidateSessionCancelingTasks(false) }
+            let (bytes, _) = try await manager.bytes(for: request)
+            var iterator = bytes.makeAsyncIterator()
+            var received = try await iterator.next()?.count ?? 0
+            try await Task.sleep(nanoseconds: 2_500_000_000)
+            var chunks = 0
+            while let chunk = try await iterator.next(), chunks < 1_000_000 {
+                received += chunk.count
+                chunks += 1
+            }
+            return received
+        }
+        XCTAssertEqual(received, total)
+    }
+
     // MARK: - Cancellation
 
     func testCancellingTheReadingTaskThrowsCancellationErrorAndClosesTheConnection() async throws {
