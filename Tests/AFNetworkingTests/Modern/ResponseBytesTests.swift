@@ -120,7 +120,9 @@ final class ResponseBytesTests: XCTestCase {
         var request = URLRequest(url: server.baseURL.appendingPathComponent("bytes/\(total)"))
         request.timeoutInterval = 1
         let received = try await modernBounded(60) { [request] () -> Int in
-            let manager = URLSessionManager(sessionConfiguration: .default)
+            let configuration = URLSessionConfiguration.default
+            configuration.timeoutIntervalForRequest = 1
+            let manager = URLSessionManager(sessionConfiguration: configuration)
             defer { manager.invalidateSessionCancelingTasks(false) }
             let (bytes, _) = try await manager.bytes(for: request)
             var iterator = bytes.makeAsyncIterator()
