@@ -77,6 +77,27 @@ final class ResponseBytesTests: XCTestCase {
         }
     }
 
+    /// A response block that answers `.becomeDownload` cannot take a body a
+    /// reader waits for: the stream goes on whole.
+    func testBecomeDownloadLeavesAStreamedBodyWithItsReader() async throws {
+        let total = 1 << 20
+        let url = server.baseURL.appendingPathComponent("bytes/\(total)")
+        let asked = Locked(0)
+        let becomeDownload = SessionLegacyNames.current.becomeDownload
+        let body = try await modernBounded(30) { () -> Data in
+            let manager = URLSessionManager(sessionConfiguration: .default)
+            defer { manager.invalidateSessionCancelingTasks(false) }
+            manager.setDataTaskDidReceiveResponseBlock { _, _, _ in
+                asked.increment()
+                return becomeDownload
+            }
+            let (bytes, _) = try await manager.bytes(for: URLRequest(url: url))
+            return try await Self.collect(bytes, limit: total).body
+        }
+        XCTAssertEqual(asked.value, 1, "the block was asked")
+        XCTAssertEqual(body, StreamingBodyServer.body(count: total))
+    }
+
     // MARK: - Back-pressure
 
     /// Mutation check: with the writer releasing a chunk as soon as it is
