@@ -128,8 +128,7 @@ final class ResponseBytesTests: XCTestCase {
             }
             return (stalledAt, peak, received)
         }
-        print("ResponseBytesTests back-pressure \(front): server wrote \(stalledAt) of \(total) while stalled, peak buffered \(peak)")
-        XCTAssertLessThanOrEqual(peak, bufferBound, "\(front): unread bytes waiting in memory")
+        XCTAssertLessThanOrEqual(peak, bufferBound, "\(front): unread bytes waiting in memory (the server wrote \(stalledAt))")
         XCTAssertLessThan(stalledAt, total / 3, "\(front): the server wrote \(stalledAt) of \(total) bytes while nobody read")
         XCTAssertEqual(received, total, "\(front): reading again resumed the transfer to its end")
     }
