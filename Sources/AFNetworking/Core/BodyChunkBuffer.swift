@@ -89,6 +89,19 @@ final class BodyChunkBuffer: Sendable {
         run(core.withLock { core in core.take(core.lifecycle.finished(response: response, error: error)) })
     }
 
+    /// The output stream that feeds this buffer was replaced. Before a writer
+    /// took the stream (the request had not started) nothing will ever
+    /// arrive: the sequence fails. Once a writer has it, the body keeps coming
+    /// here and this changes nothing.
+    func outputWasReplaced() {
+        let error = NSError(domain: NSURLErrorDomain, code: NSURLErrorUnknown, userInfo: [
+            NSLocalizedDescriptionKey: "The operation's outputStream was replaced after makeResponseBytes(): its body will not reach the sequence.",
+        ])
+        run(core.withLock { core in
+            core.release == nil ? core.take(core.lifecycle.finished(response: nil, error: error)) : Work(actions: .init())
+        })
+    }
+
     // MARK: - Consumer
 
     /// The next chunk, nil at the end; throws the transfer's error, or

@@ -19,6 +19,14 @@ final class ChunkBufferOutputStream: OutputStream {
         super.init(toMemory: ())
     }
 
+    /// Closed by `URLConnectionOperation.outputStream`'s setter when another
+    /// stream replaces this one: before the start that means the body will
+    /// never come here, so the reader is told instead of waiting forever.
+    /// (The response writer never closes this stream.)
+    override func close() {
+        buffer.outputWasReplaced()
+    }
+
     /// The body reaches the buffer through the writer only (which accounts
     /// for every byte until the consumer takes it): a direct write is refused.
     override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int { -1 }

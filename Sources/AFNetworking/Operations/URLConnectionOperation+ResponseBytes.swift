@@ -7,7 +7,8 @@ extension URLConnectionOperation {
     /// Call it before the operation starts: it replaces `outputStream`, and
     /// the operation then keeps none of the body (`responseData` stays nil,
     /// a response serializer sees no data). Called after the start, the
-    /// sequence throws `NSURLErrorUnknown` at once. At most about 1 MiB waits unread: beyond that the
+    /// sequence throws `NSURLErrorUnknown` at once; so does it when
+    /// `outputStream` is replaced before the start. At most about 1 MiB waits unread: beyond that the
     /// transfer pauses until the sequence is read. Cancelling the reading
     /// task, or dropping the sequence before its end, cancels the operation;
     /// cancelling the operation ends the sequence with `NSURLErrorCancelled`.

@@ -219,6 +219,25 @@ final class ResponseBytesTests: XCTestCase {
         XCTAssertEqual(operation.responseData?.count, 10, "the operation's own body is untouched")
     }
 
+    func testReplacingTheOutputStreamBeforeTheStartFailsTheSequence() async throws {
+        let operation = HTTPRequestOperation(request: URLRequest(url: server.baseURL.appendingPathComponent("bytes/10")))
+        let bytes = operation.makeResponseBytes()
+        operation.outputStream = OutputStream(toMemory: ())
+        queue.addOperation(operation)
+        let failure = try await modernBounded(10) { () -> NSError? in
+            do {
+                for try await _ in bytes {}
+                return nil
+            } catch {
+                return error as NSError
+            }
+        }
+        XCTAssertEqual(failure?.code, NSURLErrorUnknown, "the reader is told, not left waiting")
+        let finished = await Self.waitUntil(seconds: 10) { operation.isFinished }
+        XCTAssertTrue(finished)
+        XCTAssertEqual(operation.responseData?.count, 10, "the body went to the stream that replaced it")
+    }
+
     // MARK: - Helpers
 
     /// Reads `bytes` to its end (at most `limit` bytes, and a bounded number of chunks).
