@@ -21,7 +21,10 @@ extension RequestDriver {
             var final = outcome
             if final.error == nil, let failure { final.error = failure }
             final.memoryBody = memory
-            frontend.outputIsFinal(frontend.outputDidClose(final), driver: self)
+            let closed = frontend.outputDidClose(final)
+            // A `ResponseBytes` consumer learns how the body ended (after its last byte).
+            writer.chunks?.finish(response: closed.urlResponse, error: closed.error)
+            frontend.outputIsFinal(closed, driver: self)
         }
     }
 
@@ -33,5 +36,16 @@ extension RequestDriver {
         RequestLog.finished(outcome, metrics: timings.map { TransferMetrics($0, redirects: outcome.redirects) },
                             to: frontend?.activityLogger)
         frontend?.runCompletion(outcome)
+    }
+}
+
+extension TransferStateMachine.Outcome {
+    /// The final response as a `URLResponse` (nil when the request ended without one).
+    fileprivate var urlResponse: URLResponse? {
+        switch response {
+        case .received(let head)?: return head.httpURLResponse
+        case .cached(let cached)?: return cached.response
+        case nil: return nil
+        }
     }
 }

@@ -1,5 +1,8 @@
 import AFNetworkingTransport
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Writes a response body to an `OutputStream` on a queue of its own, so the
 /// caller's stream (user code, file I/O) never runs on the network thread.
@@ -54,11 +57,19 @@ final class ResponseBodyWriter: @unchecked Sendable {
     /// Where the body begins in a file stream: its offset when opened.
     private var fileStart: off_t = 0
     private var failure: NSError?
+    /// A `ResponseBytes` output: the body goes to this buffer as chunks, and
+    /// a byte stays pending (counted against `highWater`) until the consumer
+    /// takes it, so a consumer that stops reading pauses the transfer.
+    let chunks: BodyChunkBuffer?
+    /// Whether bytes were handed to `chunks` (it cannot start over after that).
+    private var handedChunks = false
 
     init(stream: OutputStream, engine: any TransferEngine, onFailure: @escaping @Sendable (NSError) -> Void) {
         self.stream = stream
         self.engine = engine
         self.onFailure = onFailure
+        chunks = (stream as? ChunkBufferOutputStream)?.buffer
+        chunks?.connect { [weak self] released in self?.written(released) }
     }
 
     // MARK: - Network thread
@@ -70,6 +81,15 @@ final class ResponseBodyWriter: @unchecked Sendable {
             guard shared.pendingBytes >= ResponseBodyWriter.highWater else { return true }
             shared.blocked = transfer
             return false
+        }
+    }
+
+    /// The final response's head, for a `ResponseBytes` output, in order with the body.
+    func announceHead(_ response: ReceivedResponse) {
+        guard let chunks else { return }
+        // Built on the writer's queue: the network thread makes no Foundation objects.
+        perform {
+            if let head = response.httpURLResponse { chunks.headArrived(head) }
         }
     }
 
@@ -137,6 +157,12 @@ final class ResponseBodyWriter: @unchecked Sendable {
             for item in batch {
                 switch item {
                 case .bytes(let data, let itemGeneration):
+                    if let chunks, itemGeneration == generation && failure == nil {
+                        // Released (and accounted) when the consumer takes it.
+                        handedChunks = handedChunks || !data.isEmpty
+                        chunks.append(data)
+                        continue
+                    }
                     if itemGeneration == generation && failure == nil {
                         data.withUnsafeBytes { writeAll($0) }
                     }
@@ -145,6 +171,13 @@ final class ResponseBodyWriter: @unchecked Sendable {
                     startOver()
                 case .perform(let work):
                     work()
+                case .close(let tail, let done) where chunks != nil:
+                    if let tail, !tail.isEmpty, failure == nil, let chunks {
+                        // Pending until the consumer takes it, like any other byte.
+                        shared.withLock { $0.pendingBytes += tail.count }
+                        chunks.append(tail)
+                    }
+                    done(failure, nil)
                 case .close(let tail, let done):
                     if let tail, !tail.isEmpty { tail.withUnsafeBytes { writeAll($0) } }
                     openIfNeeded()
@@ -156,7 +189,8 @@ final class ResponseBodyWriter: @unchecked Sendable {
     }
 
     /// Accounts written (or dropped) bytes, resuming a paused transfer once
-    /// the backlog is low again.
+    /// the backlog is low again. Also called from any thread by a
+    /// `ResponseBytes` buffer when its reader takes (or drops) chunks.
     private func written(_ count: Int) {
         let resume = shared.withLock { shared -> Transfer? in
             shared.pendingBytes -= count
@@ -195,6 +229,14 @@ final class ResponseBodyWriter: @unchecked Sendable {
     }
 
     private func startOver() {
+        if chunks != nil {
+            // Bytes the consumer may have read cannot be taken back.
+            if handedChunks {
+                recordFailure(ResponseBodyWriter.writeError(
+                    description: "The response body started over after part of it was handed to ResponseBytes."))
+            }
+            return
+        }
         openIfNeeded()
         guard failure == nil else { return }
         if let partial = stream as? PartialFileOutputStream {

@@ -40,6 +40,8 @@ final class TransferSink: TransferDelegate {
         case .proceed(let route, let restartOutput):
             let writer = self.writer
             if restartOutput { writer?.restart() }
+            // A streamed body's caller gets the head before the first byte.
+            if route == .output { writer?.announceHead(response) }
             frontend.didReceiveHead(response, route: route, writer: writer)
             return nil
         }

@@ -135,7 +135,11 @@ extension SessionTaskDriver {
 
     /// The data-task-did-receive-response answer (the first one counts).
     func decideResponse(_ disposition: URLSession.ResponseDisposition) {
-        carryOut(state.withLock { $0.response.decide(disposition) })
+        // A streamed body (`bytes(for:)`) has a reader waiting for it: it
+        // cannot move to a file, so `.becomeDownload` lets it go on as it is.
+        var answer = disposition
+        if case .becomeDownload = disposition, requestDriver.writer?.chunks != nil { answer = .allow }
+        carryOut(state.withLock { $0.response.decide(answer) })
     }
 
     func carryOut(_ action: ResponseDecision.Action) {

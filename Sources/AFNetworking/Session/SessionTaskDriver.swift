@@ -239,8 +239,9 @@ final class SessionTaskDriver: @unchecked Sendable {
     }
 
     /// Whether the body is kept in memory (data and upload tasks) rather than
-    /// written to a file (download tasks).
-    var keepsBodyInMemory: Bool { !kind.isDownload }
+    /// written to a file (download tasks) or streamed (`ResponseBytes`, an
+    /// output installed before the first resume).
+    var keepsBodyInMemory: Bool { !kind.isDownload && requestDriver.writer == nil }
 
     // MARK: - URLSessionTask API
 
