@@ -42,7 +42,9 @@ public enum RetryResult: Sendable {
 /// Redirects and authentication challenges are answered before: a 401 reaches
 /// the retrier once no credential answered it. The body of an attempt that is
 /// retried is discarded (it never reaches the caller); one that is not
-/// retried is the response's body (held up to 1 MiB while the retrier decides).
+/// retried is the response's body (held up to 1 MiB while the retrier decides;
+/// a session manager's data block then gets it at the end, in one piece, and
+/// its response-decision block is not asked, as for a declined redirect).
 ///
 /// The retrier alone bounds the retries (`retryCount` counts the retries
 /// already made). It runs off the network thread, under no lock of the

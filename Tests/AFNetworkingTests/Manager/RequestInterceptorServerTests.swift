@@ -111,6 +111,45 @@ final class RequestInterceptorServerTests: OperationTestCase {
         XCTAssertEqual(refresher.refreshes, 1)
     }
 
+    func testAFailedAttemptTheRetrierKeepsReachesTheCallerWithItsBody() throws {
+        server.respond("/missing", status: 404, headers: [("Content-Type", "application/json")], body: Data(#"{"why":"gone"}"#.utf8))
+        let asked = Locked(0)
+        let keep = Interceptor(retryHandler: { _, response, _, _, completion in
+            asked.withLock { $0 += 1 }
+            completion(response?.statusCode == 404 ? .doNotRetry : .retry)
+        })
+        let sessions = HTTPSessionManager(baseURL: server.baseURL)
+        defer { sessions.invalidateSessionCancelingTasks(true) }
+        sessions.requestInterceptor = keep
+        // (The response-decision block is not asked about an answer whose
+        // body waited for the retrier, as for a declined redirect or 401: see
+        // `RequestRetrier`.)
+        let delegateData = Locked(Data())
+        sessions.setDataTaskDidReceiveDataBlock { _, _, data in delegateData.withLock { $0.append(data) } }
+        let sessionError = Locked<NSError?>(nil)
+        let sessionDone = expectation(description: "session failure")
+        sessions.get("missing", parameters: nil, success: { _, _ in sessionDone.fulfill() }, failure: { _, error in
+            sessionError.withLock { $0 = error as NSError }
+            sessionDone.fulfill()
+        })
+        wait(for: [sessionDone], timeout: 15)
+        let failingResponse = sessionError.value?.userInfo[AFNetworkingOperationFailingURLResponseErrorKey] as? HTTPURLResponse
+        XCTAssertEqual(failingResponse?.statusCode, 404)
+        XCTAssertEqual(sessionError.value?.userInfo[AFNetworkingOperationFailingURLResponseDataErrorKey] as? Data, Data(#"{"why":"gone"}"#.utf8))
+        XCTAssertEqual(delegateData.value, Data(#"{"why":"gone"}"#.utf8), "the kept answer's body reaches the data block once")
+
+        let operations = HTTPRequestOperationManager(baseURL: server.baseURL)
+        operations.requestInterceptor = keep
+        let operationDone = expectation(description: "operation failure")
+        let operation = operations.get("missing", parameters: nil, success: { _, _ in operationDone.fulfill() },
+                                       failure: { _, _ in operationDone.fulfill() })
+        wait(for: [operationDone], timeout: 15)
+        XCTAssertEqual(operation?.response?.statusCode, 404)
+        XCTAssertEqual(operation?.responseData, Data(#"{"why":"gone"}"#.utf8))
+        XCTAssertEqual(asked.value, 2, "asked once per request")
+        XCTAssertEqual(server.requests.count, 2, "nothing retried")
+    }
+
     func testAnAdaptErrorFailsTheVerbWithItAndSendsNothing() throws {
         let manager = HTTPRequestOperationManager(baseURL: server.baseURL)
         manager.requestInterceptor = Interceptor(adaptHandler: { _, completion in
