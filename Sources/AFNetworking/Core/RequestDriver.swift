@@ -465,8 +465,8 @@ final class RequestDriver: @unchecked Sendable {
     /// The interceptor the request started with.
     var interceptor: (any RequestInterceptor)? { core.withLock { $0.interceptor } }
 
-    /// Whether a retry timer is being waited for.
-    var isWaitingToRetry: Bool { core.withLock { $0.machine.pendingRetryPolicy != nil } }
+    /// Whether a retry timer (the policy's or the interceptor's) is being waited for.
+    var isWaitingToRetry: Bool { core.withLock { $0.machine.isWaitingToRetry } }
 
     /// The policy of the retry being waited for.
     var retryPolicy: RetryPolicy? { core.withLock { $0.machine.pendingRetryPolicy } }

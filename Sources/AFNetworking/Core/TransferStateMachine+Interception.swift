@@ -65,6 +65,9 @@ extension TransferStateMachine {
         case doNotRetry(NSError?)
     }
 
+    /// The longest `retryWithDelay` waited for (longer ones wait this long).
+    static let longestRetrierDelay: TimeInterval = 365 * 24 * 3600
+
     /// Moves to `.adapting`: the interceptor adapts the journey's original request.
     mutating func adapt(_ journey: Journey, consultsCache: Bool) -> Action {
         guard let interception = journey.interception else {
@@ -134,9 +137,12 @@ extension TransferStateMachine {
             journey.redirects = 0
             journey.authenticationFailures = 0
             guard let delay, delay > 0 else { return adapt(journey, consultsCache: false) }
+            // A wait that is not a number of seconds (infinity) is no retry; a
+            // year is longer than any deadline a timer needs to express.
+            guard delay.isFinite else { return deliver(failed) }
             let timer = makeToken()
             state = .waitingToRetry(journey, token: timer)
-            return .scheduleRetry(RetryWait(token: timer, backoff: delay, retryAfter: nil, exact: true))
+            return .scheduleRetry(RetryWait(token: timer, backoff: min(delay, Self.longestRetrierDelay), retryAfter: nil, exact: true))
         }
     }
 }

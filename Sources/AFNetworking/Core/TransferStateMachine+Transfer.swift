@@ -238,6 +238,12 @@ extension TransferStateMachine {
                                         retryAfter: retryAfter))
     }
 
+    /// Whether the machine waits for a retry timer.
+    var isWaitingToRetry: Bool {
+        if case .waitingToRetry = state { return true }
+        return false
+    }
+
     /// Whether the machine waits for the retry timer named `token`.
     func isWaitingToRetry(token: UInt64) -> Bool {
         if case .waitingToRetry(_, let waiting) = state { return waiting == token }

@@ -23,7 +23,8 @@ public protocol RequestAdapter: Sendable {
 public enum RetryResult: Sendable {
     /// Send the request again now (it is adapted again first).
     case retry
-    /// Send the request again after this many seconds (cancellable meanwhile).
+    /// Send the request again after this many seconds (cancellable meanwhile;
+    /// 0 or less: at once; not finite: not retried).
     case retryWithDelay(TimeInterval)
     /// The failed attempt is the result.
     case doNotRetry

@@ -79,6 +79,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
         engine.complete(try XCTUnwrap(engine.transfer(tag: 1)), status: 503)
         let started = Date()
         try XCTUnwrap(interceptor.waitForRetries(1)).completion(.retryWithDelay(0.3))
+        XCTAssertTrue(driver.isWaitingToRetry)
         let second = try XCTUnwrap(interceptor.waitForAdapts(2), "the timer adapts the next attempt")
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.25)
         second.completion(.success(second.request))
@@ -87,6 +88,18 @@ final class RequestInterceptorDriverTests: XCTestCase {
         engine.complete(try XCTUnwrap(engine.transfer(tag: 2)), status: 200)
         wait(for: [done], timeout: 10)
         XCTAssertEqual(frontend.completedOutcome?.statusCode, 200)
+    }
+
+    func testAnEndlessDelayIsNoRetry() throws {
+        let (driver, engine, frontend, interceptor) = make()
+        driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
+        try XCTUnwrap(interceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        engine.complete(try XCTUnwrap(engine.transfer(tag: 1)), status: 503)
+        let done = frontend.expectCompletion(self)
+        try XCTUnwrap(interceptor.waitForRetries(1)).completion(.retryWithDelay(.infinity))
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(frontend.completedOutcome?.statusCode, 503)
+        XCTAssertFalse(driver.isWaitingToRetry)
     }
 
     func testDoNotRetryDeliversTheFailedResponseWithItsBody() throws {
