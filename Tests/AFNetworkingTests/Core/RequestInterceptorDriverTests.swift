@@ -233,6 +233,23 @@ final class RequestInterceptorDriverTests: XCTestCase {
         XCTAssertEqual(engine.commands, [.start(1)])
     }
 
+    func testAnOperationPausedWhileAdaptingIgnoresTheLateAnswerAndAdaptsAgainWhenResumed() throws {
+        let (driver, engine, frontend, interceptor) = make()
+        driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
+        let first = try XCTUnwrap(interceptor.adapts.first)
+        driver.handle(.pause)
+        XCTAssertEqual(driver.phase, .paused)
+        first.completion(.success(Self.bearer(first.request, "late")))
+        XCTAssertEqual(engine.commands, [], "an answer for the paused attempt sends nothing")
+        driver.handle(.resume(URLRequest(url: url), output: nil))
+        let second = try XCTUnwrap(interceptor.waitForAdapts(2))
+        second.completion(.success(Self.bearer(second.request, "good")))
+        let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+        XCTAssertEqual(transfer.options.request.value(forHTTPHeaderField: "Authorization"), "Bearer good")
+        engine.complete(transfer, status: 200)
+        XCTAssertEqual(frontend.completedOutcome?.statusCode, 200)
+    }
+
     func testASessionTaskIsAdaptedWhenResumed() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.resumeTask(URLRequest(url: url), bodyInMemory: true, retry: nil, budget: nil, admitted: true,
