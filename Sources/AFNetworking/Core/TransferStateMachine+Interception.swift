@@ -92,15 +92,6 @@ extension TransferStateMachine {
         }
     }
 
-    /// Whether the machine waits for the interceptor's answer named `token`.
-    func isAskingInterceptor(token: UInt64) -> Bool {
-        switch state {
-        case .adapting(_, let attempt): return attempt.token == token
-        case .decidingRetry(_, let waiting, _): return waiting == token
-        default: return false
-        }
-    }
-
     /// `action` ends `hop`'s attempt; when that is a failure and the journey
     /// has an interceptor, its retrier is asked first (`journey` is the
     /// journey as the attempt left it, nothing of the failure in its output).
