@@ -23,17 +23,21 @@ struct InterceptionPlan: Sendable {
 /// (see `Effect.mustLeaveEngineThread`), after the lock is released, and
 /// their answers come back as events named by the machine's token.
 extension RequestDriver {
-    /// Asks the interceptor to adapt an attempt's request.
+    /// Asks the interceptor to adapt an attempt's request, on the processing
+    /// queue: the thread that started the request (a session verb's caller,
+    /// perhaps the main thread) never runs the adapter, so a slow one cannot
+    /// hold up the verb that hands back the task.
     func adapt(_ question: TransferStateMachine.AdaptQuestion) {
-        let token = question.token
+        let token = question.token, request = question.request
         guard let interceptor else {
-            handle(.adapted(token: token, .success(question.request)))
+            handle(.adapted(token: token, .success(request)))
             return
         }
         // Weak: an answer that never comes, or comes after the request ended, keeps nothing alive.
-        interceptor.adapt(question.request) { [weak self] result in
+        let answer: @Sendable (Result<URLRequest, Error>) -> Void = { [weak self] result in
             self?.handle(.adapted(token: token, result.mapError { $0 as NSError }))
         }
+        CompletionDefaults.processingQueue.async { interceptor.adapt(request, completion: answer) }
     }
 
     /// Asks the interceptor's retrier about a failed attempt.

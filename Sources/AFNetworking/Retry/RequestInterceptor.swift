@@ -7,7 +7,8 @@ import FoundationNetworking
 /// of Alamofire's adapter): the first attempt and every retry, so a token
 /// refreshed meanwhile is what the retry carries.
 ///
-/// `adapt` runs off the network thread and under no lock of the library; it
+/// `adapt` runs on the library's processing queue (never the network thread,
+/// nor the thread that started the request), under no lock of the library; it
 /// may answer later, from any thread. An error ends the request with that
 /// error and nothing is sent. A request cancelled meanwhile has already ended:
 /// the late answer is ignored.

@@ -18,7 +18,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
         XCTAssertEqual(engine.commands, [], "nothing is sent before the adapter answered")
         XCTAssertEqual(driver.phase, .executing)
-        let adapt = try XCTUnwrap(interceptor.adapts.first)
+        let adapt = try XCTUnwrap(interceptor.waitForAdapts(1))
         adapt.completion(.success(Self.bearer(adapt.request, "good")))
         let transfer = try XCTUnwrap(engine.transfer(tag: 1))
         XCTAssertEqual(transfer.options.request.value(forHTTPHeaderField: "Authorization"), "Bearer good")
@@ -34,7 +34,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testAnAdaptErrorFailsTheRequestWithItAndSendsNothing() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        try XCTUnwrap(interceptor.adapts.first).completion(.failure(NSError(domain: "TokenStore", code: 7)))
+        try XCTUnwrap(interceptor.waitForAdapts(1)).completion(.failure(NSError(domain: "TokenStore", code: 7)))
         XCTAssertEqual(engine.commands, [])
         XCTAssertEqual(frontend.completedOutcome?.error?.domain, "TokenStore")
         XCTAssertEqual(frontend.completedOutcome?.error?.code, 7)
@@ -44,7 +44,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testA401IsOfferedToTheRetrierAndTheRetryIsAdaptedAgainWithTheNewToken() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        let first = try XCTUnwrap(interceptor.adapts.first)
+        let first = try XCTUnwrap(interceptor.waitForAdapts(1))
         first.completion(.success(Self.bearer(first.request, "stale")))
         let attempt1 = try XCTUnwrap(engine.transfer(tag: 1))
         _ = engine.head(attempt1, status: 401)
@@ -75,7 +75,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testRetryWithDelayWaitsOnTheRetryTimer() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        try XCTUnwrap(interceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        try XCTUnwrap(interceptor.waitForAdapts(1)).completion(.success(URLRequest(url: url)))
         engine.complete(try XCTUnwrap(engine.transfer(tag: 1)), status: 503)
         let started = Date()
         try XCTUnwrap(interceptor.waitForRetries(1)).completion(.retryWithDelay(0.3))
@@ -93,7 +93,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testAnEndlessDelayIsNoRetry() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        try XCTUnwrap(interceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        try XCTUnwrap(interceptor.waitForAdapts(1)).completion(.success(URLRequest(url: url)))
         engine.complete(try XCTUnwrap(engine.transfer(tag: 1)), status: 503)
         let done = frontend.expectCompletion(self)
         try XCTUnwrap(interceptor.waitForRetries(1)).completion(.retryWithDelay(.infinity))
@@ -105,7 +105,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testDoNotRetryDeliversTheFailedResponseWithItsBody() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        try XCTUnwrap(interceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        try XCTUnwrap(interceptor.waitForAdapts(1)).completion(.success(URLRequest(url: url)))
         let transfer = try XCTUnwrap(engine.transfer(tag: 1))
         _ = engine.head(transfer, status: 500)
         _ = engine.body(transfer, "boom")
@@ -121,7 +121,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testDoNotRetryWithErrorDeliversTheFailedAttemptWithThatError() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        try XCTUnwrap(interceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        try XCTUnwrap(interceptor.waitForAdapts(1)).completion(.success(URLRequest(url: url)))
         let transfer = try XCTUnwrap(engine.transfer(tag: 1))
         _ = engine.head(transfer, status: 401)
         engine.complete(transfer, status: 401)
@@ -136,7 +136,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testATransportErrorIsOfferedToTheRetrier() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        try XCTUnwrap(interceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        try XCTUnwrap(interceptor.waitForAdapts(1)).completion(.success(URLRequest(url: url)))
         engine.fail(try XCTUnwrap(engine.transfer(tag: 1)), code: NSURLErrorNetworkConnectionLost)
         let question = try XCTUnwrap(interceptor.waitForRetries(1))
         XCTAssertNil(question.response)
@@ -158,7 +158,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
         policy.jitter = 0
         let retry = TransferStateMachine.RetryPlan(policy: policy, bodyCanBeResent: true)
         driver.handle(.start(URLRequest(url: url), output: nil, retry: retry, budget: nil, cancelled: false, interception: plan(interceptor)))
-        try XCTUnwrap(interceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        try XCTUnwrap(interceptor.waitForAdapts(1)).completion(.success(URLRequest(url: url)))
         engine.complete(try XCTUnwrap(engine.transfer(tag: 1)), status: 503)
         try XCTUnwrap(interceptor.waitForAdapts(2), "the policy's retry is adapted too").completion(.success(URLRequest(url: url)))
         XCTAssertTrue(engine.waitForCommand(.start(2), timeout: 10))
@@ -175,7 +175,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
         let (driver, engine, frontend, interceptor) = make()
         let narrow = InterceptionPlan(interceptor: interceptor, serializerAcceptableStatusCodes: IndexSet(integer: 200))
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: narrow))
-        try XCTUnwrap(interceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        try XCTUnwrap(interceptor.waitForAdapts(1)).completion(.success(URLRequest(url: url)))
         engine.complete(try XCTUnwrap(engine.transfer(tag: 1)), status: 204)
         let done = frontend.expectCompletion(self)
         try XCTUnwrap(interceptor.waitForRetries(1), "204 is not among the serializer's statuses").completion(.doNotRetry)
@@ -183,7 +183,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
 
         let (other, otherEngine, otherFrontend, otherInterceptor) = make()
         other.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(otherInterceptor)))
-        try XCTUnwrap(otherInterceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        try XCTUnwrap(otherInterceptor.waitForAdapts(1)).completion(.success(URLRequest(url: url)))
         otherEngine.complete(try XCTUnwrap(otherEngine.transfer(tag: 1)), status: 204)
         XCTAssertEqual(otherFrontend.completedOutcome?.statusCode, 204)
         XCTAssertEqual(otherInterceptor.retries.count, 0)
@@ -194,7 +194,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testCancelWhileAdaptingEndsAtOnceAndALateAnswerSendsNothing() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        let adapt = try XCTUnwrap(interceptor.adapts.first)
+        let adapt = try XCTUnwrap(interceptor.waitForAdapts(1))
         driver.handle(.cancel(URLRequest(url: url)))
         XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorCancelled, "ended without waiting for the adapter")
         adapt.completion(.success(adapt.request))
@@ -205,7 +205,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testCancelWhileTheRetrierDecidesEndsAtOnceAndALateRetrySendsNothing() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        try XCTUnwrap(interceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        try XCTUnwrap(interceptor.waitForAdapts(1)).completion(.success(URLRequest(url: url)))
         engine.complete(try XCTUnwrap(engine.transfer(tag: 1)), status: 401)
         let question = try XCTUnwrap(interceptor.waitForRetries(1))
         // The thread that asked the retrier may still be draining: the end can run there.
@@ -222,7 +222,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testCancelDuringARetrierDelaySendsNothingMore() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        try XCTUnwrap(interceptor.adapts.first).completion(.success(URLRequest(url: url)))
+        try XCTUnwrap(interceptor.waitForAdapts(1)).completion(.success(URLRequest(url: url)))
         engine.complete(try XCTUnwrap(engine.transfer(tag: 1)), status: 503)
         try XCTUnwrap(interceptor.waitForRetries(1)).completion(.retryWithDelay(0.3))
         let done = frontend.expectCompletion(self)
@@ -236,7 +236,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     func testAnOperationPausedWhileAdaptingIgnoresTheLateAnswerAndAdaptsAgainWhenResumed() throws {
         let (driver, engine, frontend, interceptor) = make()
         driver.handle(.start(URLRequest(url: url), output: nil, retry: nil, budget: nil, cancelled: false, interception: plan(interceptor)))
-        let first = try XCTUnwrap(interceptor.adapts.first)
+        let first = try XCTUnwrap(interceptor.waitForAdapts(1))
         driver.handle(.pause)
         XCTAssertEqual(driver.phase, .paused)
         first.completion(.success(Self.bearer(first.request, "late")))
@@ -255,7 +255,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
         driver.handle(.resumeTask(URLRequest(url: url), bodyInMemory: true, retry: nil, budget: nil, admitted: true,
                                   interception: plan(interceptor)))
         XCTAssertEqual(driver.taskState, .running)
-        let adapt = try XCTUnwrap(interceptor.adapts.first)
+        let adapt = try XCTUnwrap(interceptor.waitForAdapts(1))
         adapt.completion(.success(Self.bearer(adapt.request, "good")))
         let transfer = try XCTUnwrap(engine.transfer(tag: 1))
         XCTAssertEqual(transfer.options.request.value(forHTTPHeaderField: "Authorization"), "Bearer good")

@@ -150,6 +150,22 @@ final class RequestInterceptorServerTests: OperationTestCase {
         XCTAssertEqual(server.requests.count, 2, "nothing retried")
     }
 
+    func testASlowAdapterDoesNotHoldUpTheSessionVerb() throws {
+        let manager = HTTPSessionManager(baseURL: server.baseURL)
+        defer { manager.invalidateSessionCancelingTasks(true) }
+        manager.requestInterceptor = Interceptor(adaptHandler: { request, completion in
+            Thread.sleep(forTimeInterval: 1)   // a blocking token store
+            completion(.success(TestTokenRefresher.bearer(request, "good")))
+        })
+        let done = expectation(description: "success")
+        let called = Date()
+        let task = manager.get("data", parameters: nil, success: { _, _ in done.fulfill() }, failure: { _, _ in done.fulfill() })
+        XCTAssertLessThan(Date().timeIntervalSince(called), 0.5, "the verb returned before the adapter answered")
+        XCTAssertNotNil(task)
+        wait(for: [done], timeout: 15)
+        XCTAssertEqual((task?.response as? HTTPURLResponse)?.statusCode, 200)
+    }
+
     func testAnAdaptErrorFailsTheVerbWithItAndSendsNothing() throws {
         let manager = HTTPRequestOperationManager(baseURL: server.baseURL)
         manager.requestInterceptor = Interceptor(adaptHandler: { _, completion in
@@ -191,9 +207,13 @@ final class TestTokenRefresher: RequestInterceptor {
     var refreshes: Int { state.withLock { $0.refreshes } }
 
     func adapt(_ urlRequest: URLRequest, completion: @escaping @Sendable (Result<URLRequest, Error>) -> Void) {
-        var request = urlRequest
-        request.setValue("Bearer \(state.withLock { $0.token })", forHTTPHeaderField: "Authorization")
-        completion(.success(request))
+        completion(.success(Self.bearer(urlRequest, state.withLock { $0.token })))
+    }
+
+    static func bearer(_ request: URLRequest, _ token: String) -> URLRequest {
+        var request = request
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        return request
     }
 
     func retry(_ request: URLRequest, response: HTTPURLResponse?, dueTo error: Error, retryCount: Int,
