@@ -78,7 +78,7 @@ extension RequestDriver {
     /// is cancelled when the request stops waiting (see `handle`); one that
     /// fires anyway finds a stale token, which the machine ignores.
     func scheduleRetry(_ wait: TransferStateMachine.RetryWait) {
-        let delay = wait.retryAfter ?? (retryPolicy?.jittered(wait.backoff) ?? wait.backoff)
+        let delay = wait.exact ? wait.backoff : wait.retryAfter ?? (retryPolicy?.jittered(wait.backoff) ?? wait.backoff)
         RequestLog.retrying(after: delay, serverAsked: wait.retryAfter != nil, to: frontend?.activityLogger)
         let timer = Deadlines.shared.add(at: .now() + delay) { [weak self] in
             self?.handle(.retryDue(token: wait.token))

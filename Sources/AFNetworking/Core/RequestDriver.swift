@@ -35,6 +35,9 @@ final class RequestDriver: @unchecked Sendable {
         /// cancelled as soon as that stops being current.
         var retryTimer: (token: UInt64, timer: Deadlines.Token)?
         var budgetTimer: (run: UInt64, timer: Deadlines.Token)?
+        /// The request interceptor, set when the request starts (the machine
+        /// only knows there is one).
+        var interceptor: (any RequestInterceptor)?
         /// Effects decided under the lock and not yet run (see `drain`).
         fileprivate var effects: [Effect] = []
         /// A thread is running effects.
@@ -57,10 +60,12 @@ final class RequestDriver: @unchecked Sendable {
     enum Event {
         /// An operation's `start()`: `output` is the stream the body goes to
         /// (nil: memory); `cancelled` says the operation already counts itself cancelled.
-        case start(URLRequest, output: OutputStream?, retry: TransferStateMachine.RetryPlan?, budget: ResourceBudget?, cancelled: Bool)
+        case start(URLRequest, output: OutputStream?, retry: TransferStateMachine.RetryPlan?, budget: ResourceBudget?, cancelled: Bool,
+                   interception: InterceptionPlan? = nil)
         /// A task's `resume()`: starts it the first time (cancelled at once when
         /// its session did not admit it), lets a suspended one continue later.
-        case resumeTask(URLRequest, bodyInMemory: Bool, retry: TransferStateMachine.RetryPlan?, budget: ResourceBudget?, admitted: Bool)
+        case resumeTask(URLRequest, bodyInMemory: Bool, retry: TransferStateMachine.RetryPlan?, budget: ResourceBudget?, admitted: Bool,
+                        interception: InterceptionPlan? = nil)
         /// A task's `suspend()`, only while it runs.
         case suspendTask
         /// An operation's `cancel()`.
@@ -75,6 +80,9 @@ final class RequestDriver: @unchecked Sendable {
         case fail(NSError)
         case redirectDecided(token: UInt64, URLRequest?)
         case challengeAnswered(token: UInt64, TransferStateMachine.ChallengeAnswer)
+        /// The interceptor's answers (a stale token is ignored).
+        case adapted(token: UInt64, Result<URLRequest, NSError>)
+        case retryDecided(token: UInt64, TransferStateMachine.RetrierDecision)
         /// Completion work has run: the request is over.
         case completionFinished
         /// An archived operation comes back finished with this outcome.
@@ -190,7 +198,8 @@ final class RequestDriver: @unchecked Sendable {
         /// Effects that touch storages, streams or files: never on the engine's thread.
         var mustLeaveEngineThread: Bool {
             switch self {
-            case .perform(.startTransfer), .perform(.lookUpCache): return true
+            // The interceptor is user code: never on the engine's thread either.
+            case .perform(.startTransfer), .perform(.lookUpCache), .perform(.adapt), .perform(.askRetrier): return true
             default: return false
             }
         }
@@ -241,15 +250,19 @@ final class RequestDriver: @unchecked Sendable {
     /// The machine's part of `event`. Under the lock: decides, does no I/O.
     private func apply(_ event: Event, to core: inout Core) -> TransferStateMachine.Action {
         switch event {
-        case .start(let request, let output, let retry, let budget, let cancelled):
+        case .start(let request, let output, let retry, let budget, let cancelled, let plan):
             makeWriterIfNeeded(for: output, in: &core)
             if core.budget == nil { core.budget = budget }
-            return core.machine.start(request, bodyInMemory: output == nil, retry: retry, cancelled: cancelled)
-        case .resumeTask(let request, let bodyInMemory, let retry, let budget, let admitted):
+            if let plan { core.interceptor = plan.interceptor }
+            let interception = plan.map { TransferStateMachine.Interception(original: request, acceptableStatusCodes: $0.acceptableStatusCodes) }
+            return core.machine.start(request, bodyInMemory: output == nil, retry: retry, cancelled: cancelled, interception: interception)
+        case .resumeTask(let request, let bodyInMemory, let retry, let budget, let admitted, let plan):
             if core.machine.hasStarted { return core.machine.unsuspend() }
             core.budget = budget
             if !admitted { _ = core.machine.cancel(request) }
-            return core.machine.start(request, bodyInMemory: bodyInMemory, retry: retry)
+            if let plan { core.interceptor = plan.interceptor }
+            let interception = plan.map { TransferStateMachine.Interception(original: request, acceptableStatusCodes: $0.acceptableStatusCodes) }
+            return core.machine.start(request, bodyInMemory: bodyInMemory, retry: retry, interception: interception)
         case .suspendTask:
             guard core.machine.taskState == .running else { return .none }
             return core.machine.suspend()
@@ -271,6 +284,10 @@ final class RequestDriver: @unchecked Sendable {
             return core.machine.redirectDecided(token: token, next)
         case .challengeAnswered(let token, let answer):
             return core.machine.challengeAnswered(token: token, answer)
+        case .adapted(let token, let result):
+            return core.machine.adapted(token: token, result)
+        case .retryDecided(let token, let decision):
+            return core.machine.retryDecided(token: token, decision)
         case .completionFinished:
             core.machine.completionFinished()
             return .none
@@ -314,6 +331,10 @@ final class RequestDriver: @unchecked Sendable {
             frontend?.askChallenge(question)
         case .scheduleRetry(let wait):
             scheduleRetry(wait)
+        case .adapt(let question):
+            adapt(question)
+        case .askRetrier(let question):
+            askRetrier(question)
         }
     }
 
@@ -441,8 +462,11 @@ final class RequestDriver: @unchecked Sendable {
         }
     }
 
-    /// Whether a retry timer is being waited for.
-    var isWaitingToRetry: Bool { core.withLock { $0.machine.pendingRetryPolicy != nil } }
+    /// The interceptor the request started with.
+    var interceptor: (any RequestInterceptor)? { core.withLock { $0.interceptor } }
+
+    /// Whether a retry timer (the policy's or the interceptor's) is being waited for.
+    var isWaitingToRetry: Bool { core.withLock { $0.machine.isWaitingToRetry } }
 
     /// The policy of the retry being waited for.
     var retryPolicy: RetryPolicy? { core.withLock { $0.machine.pendingRetryPolicy } }

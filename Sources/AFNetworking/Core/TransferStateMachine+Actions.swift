@@ -27,6 +27,10 @@ extension TransferStateMachine {
         case suspendTransfer(tag: UInt64, Bool)
         /// Start the retry timer; report `retryDue(token:)` when it fires.
         case scheduleRetry(RetryWait)
+        /// Ask the interceptor to adapt an attempt's request; report `adapted(token:_:)`.
+        case adapt(AdaptQuestion)
+        /// Ask the interceptor's retrier about a failed attempt; report `retryDecided(token:_:)`.
+        case askRetrier(RetrierQuestion)
     }
 
     /// How long to wait before a retry.
@@ -36,6 +40,8 @@ extension TransferStateMachine {
         let backoff: TimeInterval
         /// The server's `Retry-After`, which is used as is when present.
         let retryAfter: TimeInterval?
+        /// `backoff` is a retrier's own delay: used as is, without jitter.
+        var exact = false
     }
 
     /// The request and credentials of a new hop, plus what the previous hop

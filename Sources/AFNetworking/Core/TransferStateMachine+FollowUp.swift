@@ -23,7 +23,8 @@ extension TransferStateMachine {
         guard case .awaitingFollowUp(var journey, let followUp) = state, followUp.token == token,
               case .redirect = followUp.kind else { return .none }
         guard let next else {
-            return declineFollowUp(journey, hop: followUp.hop, response: followUp.response)
+            return offeringToRetrier(declineFollowUp(journey, hop: followUp.hop, response: followUp.response), journey: journey,
+                                     hop: followUp.hop)
         }
         journey.redirects += 1
         journey.authenticationFailures = 0
@@ -43,10 +44,12 @@ extension TransferStateMachine {
             return deliver(Outcome(failure: Self.cancellationError(for: request), response: .received(followUp.response),
                                    request: request, journey: journey))
         case .continueWithoutCredential:
-            return declineFollowUp(journey, hop: followUp.hop, response: followUp.response)
+            return offeringToRetrier(declineFollowUp(journey, hop: followUp.hop, response: followUp.response), journey: journey,
+                                     hop: followUp.hop)
         case .use(let credential):
             guard let user = credential.user, let password = credential.password else {
-                return declineFollowUp(journey, hop: followUp.hop, response: followUp.response)
+                return offeringToRetrier(declineFollowUp(journey, hop: followUp.hop, response: followUp.response), journey: journey,
+                                         hop: followUp.hop)
             }
             journey.authenticationFailures += 1
             var effects = FollowUpEffects()

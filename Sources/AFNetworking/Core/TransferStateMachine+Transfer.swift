@@ -86,6 +86,9 @@ extension TransferStateMachine {
                 // An error status: its body is not part of the entity.
                 hop.route = .aside
             }
+        } else if let interception = journey.interception, !interception.acceptableStatusCodes.contains(response.statusCode) {
+            // The retrier may send it again: its body waits apart, as a retry policy's does.
+            hop.route = .provisional
         } else {
             hop.route = .output
             if journey.output.entityBytes > 0 || journey.output.streamHoldsStaleBytes {
@@ -171,6 +174,20 @@ extension TransferStateMachine {
             journey.output.memory = nil
             state = .waitingToRetry(journey, token: token)
             return kept
+        case .adapting(var journey, let attempt):
+            guard let kept = journey.output.memory else { return nil }
+            journey.output.memory = nil
+            state = .adapting(journey, attempt)
+            return kept
+        case .decidingRetry(var journey, let token, var failed):
+            // Nothing of the failed attempt is in the output; if it is not
+            // retried its body is written by the end (`bodyToWrite`).
+            guard let kept = journey.output.memory else { return nil }
+            journey.output.memory = nil
+            if failed.bodyToWrite == nil { failed.bodyToWrite = failed.memoryBody }
+            failed.memoryBody = nil
+            state = .decidingRetry(journey, token: token, failed: failed)
+            return kept
         case .waiting, .pausedBeforeStart, .delivering, .completing, .finished:
             return nil
         case .modifying:
@@ -221,6 +238,12 @@ extension TransferStateMachine {
                                         retryAfter: retryAfter))
     }
 
+    /// Whether the machine waits for a retry timer.
+    var isWaitingToRetry: Bool {
+        if case .waitingToRetry = state { return true }
+        return false
+    }
+
     /// Whether the machine waits for the retry timer named `token`.
     func isWaitingToRetry(token: UInt64) -> Bool {
         if case .waitingToRetry(_, let waiting) = state { return waiting == token }
@@ -231,15 +254,24 @@ extension TransferStateMachine {
     /// request goes out again (a stale token changes nothing).
     mutating func retryDue(token: UInt64) -> Action {
         guard case .waitingToRetry(let journey, let waiting) = state, waiting == token else { return .none }
+        if journey.interception != nil { return adapt(journey, consultsCache: false) }
         return startHop(journey, request: journey.request, credentials: nil, revalidates: false)
     }
 
     // MARK: - Completion
 
     /// The current hop's transfer ended: the request's outcome, or a question
-    /// that decides the next hop.
+    /// that decides the next hop. A failed attempt goes to the interceptor's
+    /// retrier, when there is one, before it is delivered.
     mutating func transferCompleted(_ tag: UInt64, response: ReceivedResponse?, error: NSError?) -> Action {
-        guard case .running(var journey, var hop) = state, hop.tag == tag else { return .none }
+        guard case .running(let journey, let hop) = state, hop.tag == tag else { return .none }
+        return offeringToRetrier(completeHop(journey, hop, response: response, error: error), journey: journey, hop: hop)
+    }
+
+    private mutating func completeHop(_ journey: Journey, _ hop: Hop, response: ReceivedResponse?, error: NSError?) -> Action {
+        var journey = journey
+        var hop = hop
+        let tag = hop.tag
         if let error {
             if let retry = retryAfterFailure(journey, hop: hop, error: error) { return retry }
             return deliver(Outcome(failure: error, response: response.map(ResponseValue.received), request: hop.request, journey: journey))

@@ -66,8 +66,9 @@ struct TransferStateMachine {
 
     /// What carries over from hop to hop until the request ends or pauses.
     struct Journey {
-        /// The request the journey started from (the adapter's `request`).
-        let request: URLRequest
+        /// The request the journey started from (the adapter's `request`, as
+        /// the interceptor adapted it when there is one).
+        var request: URLRequest
         var redirects = 0
         var authenticationFailures = 0
         /// The cached entry a conditional hop is revalidating.
@@ -77,6 +78,8 @@ struct TransferStateMachine {
         var lastResponse: ResponseValue?
         /// The retry policy and the attempts made, when retries are wanted.
         var retry: RetryPlan?
+        /// What the request interceptor needs of the journey, when there is one.
+        var interception: Interception?
     }
 
     /// A journey's retries: the policy and what has been spent of it.
@@ -134,6 +137,12 @@ struct TransferStateMachine {
         case paused(Journey)
         /// A retry is scheduled; `retryDue(token:)` sends the request again.
         case waitingToRetry(Journey, token: UInt64)
+        /// The interceptor adapts the next attempt's request (`adapted(token:_:)`
+        /// answers); then the cache is consulted or the hop starts at once.
+        case adapting(Journey, Attempt)
+        /// The interceptor decides about a failed attempt (`retryDecided(token:_:)`
+        /// answers); `failed` is what is delivered if it is not retried.
+        case decidingRetry(Journey, token: UInt64, failed: Outcome)
         /// The outcome is decided; the adapter finishes the output (closing a
         /// stream, moving a file), then reports `outputFinished`.
         case delivering(Outcome)
@@ -177,7 +186,8 @@ struct TransferStateMachine {
         switch state {
         case .waiting: return .ready
         case .pausedBeforeStart, .paused: return .paused
-        case .lookingUpCache, .running, .awaitingFollowUp, .waitingToRetry, .delivering, .completing: return .executing
+        case .lookingUpCache, .running, .awaitingFollowUp, .waitingToRetry, .adapting, .decidingRetry, .delivering, .completing:
+            return .executing
         case .finished: return .finished
         case .modifying: preconditionFailure("phase read while the state is being modified")
         }
@@ -190,7 +200,8 @@ struct TransferStateMachine {
     /// counts itself cancelled (`Operation.isCancelled` is set before its
     /// `cancel()` reaches the machine, and a queue may start the operation on
     /// another thread in between): it ends cancelled and nothing is sent.
-    mutating func start(_ request: URLRequest, bodyInMemory: Bool, retry: RetryPlan? = nil, cancelled: Bool = false) -> Action {
+    mutating func start(_ request: URLRequest, bodyInMemory: Bool, retry: RetryPlan? = nil, cancelled: Bool = false,
+                        interception: Interception? = nil) -> Action {
         switch state {
         case .waiting where cancelled, .pausedBeforeStart where cancelled:
             return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
@@ -199,21 +210,29 @@ struct TransferStateMachine {
         case .waiting(cancelled: false):
             var journey = Journey(request: request, output: Output(inMemory: bodyInMemory))
             journey.retry = retry
+            journey.interception = interception
             return begin(journey)
         case .pausedBeforeStart:
             // It runs when resumed; the queue already counts it as started.
             state = .pausedBeforeStart(started: true)
             return .none
-        case .lookingUpCache, .running, .awaitingFollowUp, .paused, .waitingToRetry, .delivering, .completing, .finished:
+        case .lookingUpCache, .running, .awaitingFollowUp, .paused, .waitingToRetry, .adapting, .decidingRetry, .delivering,
+             .completing, .finished:
             return .none
         case .modifying:
             preconditionFailure("start() while the state is being modified")
         }
     }
 
-    /// Opens a journey: through the cache when the request may be answered
-    /// from it, else straight to the network.
+    /// Opens a journey: the interceptor adapts its request first, if there is one.
     private mutating func begin(_ journey: Journey) -> Action {
+        if journey.interception != nil { return adapt(journey, consultsCache: true) }
+        return beginAdapted(journey)
+    }
+
+    /// Opens a journey whose request is final: through the cache when the
+    /// request may be answered from it, else straight to the network.
+    mutating func beginAdapted(_ journey: Journey) -> Action {
         if configuration.consultsCache && CacheRules.mayConsultCache(for: journey.request) && CacheRules.mayAnswer(into: journey.output) {
             state = .lookingUpCache(journey)
             return .lookUpCache(journey.request)
@@ -260,7 +279,7 @@ struct TransferStateMachine {
     /// The adapter could not build or submit the transfer for `tag`.
     mutating func transferCouldNotStart(_ tag: UInt64, error: NSError) -> Action {
         guard case .running(let journey, let hop) = state, hop.tag == tag else { return .none }
-        return deliver(Outcome(failure: error, request: hop.request, journey: journey))
+        return offeringToRetrier(deliver(Outcome(failure: error, request: hop.request, journey: journey)), journey: journey, hop: hop)
     }
 
     /// Whether `tag` names the transfer the machine is waiting for.
@@ -285,7 +304,9 @@ struct TransferStateMachine {
         case .pausedBeforeStart(started: true):
             // Its queue already started it and waits for it to finish.
             return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
-        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _):
+        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _),
+             .decidingRetry(let journey, _, _):
+            // An answer still to come from the interceptor finds another state: ignored.
             return deliver(Outcome(failure: Self.cancellationError(for: journey.request), request: journey.request, journey: journey))
         case .awaitingFollowUp(let journey, let followUp):
             return deliver(Outcome(failure: Self.cancellationError(for: followUp.hop.request), request: followUp.hop.request,
@@ -309,7 +330,8 @@ struct TransferStateMachine {
     /// request ends with `error`, whatever it is doing.
     mutating func fail(_ error: NSError) -> Action {
         switch state {
-        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _):
+        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _),
+             .decidingRetry(let journey, _, _):
             return deliver(Outcome(failure: error, request: journey.request, journey: journey))
         case .awaitingFollowUp(let journey, let followUp):
             return deliver(Outcome(failure: error, request: followUp.hop.request, journey: journey))
@@ -348,7 +370,9 @@ struct TransferStateMachine {
         case .waiting(cancelled: false):
             state = .pausedBeforeStart(started: false)
             return .none
-        case .lookingUpCache(let journey), .awaitingFollowUp(let journey, _), .waitingToRetry(let journey, _):
+        case .lookingUpCache(let journey), .awaitingFollowUp(let journey, _), .waitingToRetry(let journey, _),
+             .adapting(let journey, _), .decidingRetry(let journey, _, _):
+            // Resumed, it adapts again (a pending interceptor answer is ignored).
             state = .paused(journey.pausing())
             return .none
         case .running(let journey, let hop):
@@ -377,6 +401,9 @@ struct TransferStateMachine {
             var journey = Journey(request: request, output: earlier.output)
             journey.lastResponse = earlier.lastResponse
             journey.retry = earlier.retry
+            // The resumed request (perhaps with Range) is what each attempt adapts now.
+            journey.interception = earlier.interception.map { Interception(original: request, acceptableStatusCodes: $0.acceptableStatusCodes,
+                                                                           retryCount: $0.retryCount) }
             if ResumeRules.offset(of: request) == nil {
                 // Without Range the server sends the entity from its start.
                 if journey.output.entityBytes > 0 { journey.output.streamHoldsStaleBytes = true }
@@ -384,7 +411,8 @@ struct TransferStateMachine {
             }
             state = .waiting(cancelled: false)
             return begin(journey)
-        case .waiting, .lookingUpCache, .running, .awaitingFollowUp, .waitingToRetry, .delivering, .completing, .finished:
+        case .waiting, .lookingUpCache, .running, .awaitingFollowUp, .waitingToRetry, .adapting, .decidingRetry, .delivering,
+             .completing, .finished:
             return .none
         case .modifying:
             preconditionFailure("resume() while the state is being modified")
@@ -395,7 +423,7 @@ struct TransferStateMachine {
     var entityBytesInOutput: Int64 {
         switch state {
         case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey),
-             .waitingToRetry(let journey, _):
+             .waitingToRetry(let journey, _), .adapting(let journey, _), .decidingRetry(let journey, _, _):
             return journey.output.entityBytes
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome):
             return outcome.entityBytes
@@ -458,7 +486,9 @@ struct TransferStateMachine {
         switch state {
         case .running(let journey, let hop): return hop.response.map(ResponseValue.received) ?? journey.lastResponse
         case .awaitingFollowUp(_, let followUp): return .received(followUp.response)
-        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _): return journey.lastResponse
+        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _):
+            return journey.lastResponse
+        case .decidingRetry(_, _, let failed): return failed.response
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome.response
         case .waiting, .pausedBeforeStart, .modifying: return nil
         }
@@ -470,7 +500,9 @@ struct TransferStateMachine {
         switch state {
         case .running(_, let hop): return hop.request
         case .awaitingFollowUp(_, let followUp): return followUp.hop.request
-        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _): return journey.request
+        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _),
+             .decidingRetry(let journey, _, _):
+            return journey.request
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome.finalRequest ?? outcome.originalRequest
         case .waiting, .pausedBeforeStart, .modifying: return nil
         }
@@ -480,7 +512,7 @@ struct TransferStateMachine {
     var expectedEntityLength: Int64 {
         switch state {
         case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey),
-             .waitingToRetry(let journey, _):
+             .waitingToRetry(let journey, _), .adapting(let journey, _), .decidingRetry(let journey, _, _):
             return journey.output.expectedLength
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome):
             return outcome.expectedLength

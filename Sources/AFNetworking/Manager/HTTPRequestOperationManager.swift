@@ -29,6 +29,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         var clientCertificate: ClientCertificate?
         var timeoutIntervalForResource: TimeInterval = 0
         var retryPolicy: RetryPolicy?
+        var requestInterceptor: (any RequestInterceptor)?
         var logger: Logger?
         var proxies: [AnyHashable: Any]?
     }
@@ -101,6 +102,12 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         get { state[\.retryPolicy] } set { state.set(\.retryPolicy, to: newValue) }
     }
 
+    /// Copied onto each operation: adapts each attempt and decides about
+    /// failed ones (nil: neither); see `RequestInterceptor`. Not archived.
+    public var requestInterceptor: (any RequestInterceptor)? {
+        get { state[\.requestInterceptor] } set { state.set(\.requestInterceptor, to: newValue) }
+    }
+
     /// Copied onto each operation: where its activity is logged (nil: the shared logger's).
     public var logger: Logger? {
         get { state[\.logger] } set { state.set(\.logger, to: newValue) }
@@ -133,6 +140,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         operation.clientCertificate = settings.clientCertificate
         operation.timeoutIntervalForResource = settings.timeoutIntervalForResource
         operation.retryPolicy = settings.retryPolicy
+        operation.requestInterceptor = settings.requestInterceptor
         operation.logger = settings.logger
         if let proxies = settings.proxies { operation.connectionProxyDictionary = proxies }
         return operation
@@ -273,7 +281,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
 
     /// A manager with the same base URL, copies of the serializers and
     /// policy, and the same client certificate, `timeoutIntervalForResource`,
-    /// retry policy and logger (what its operations are given).
+    /// retry policy, request interceptor and logger (what its operations are given).
     open func copy(with zone: NSZone? = nil) -> Any {
         let copy = type(of: self).init(baseURL: baseURL)
         if let serializer = requestSerializer.copy() as? HTTPRequestSerializer { copy.requestSerializer = serializer }
@@ -284,6 +292,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
             theirs.clientCertificate = mine.clientCertificate
             theirs.timeoutIntervalForResource = mine.timeoutIntervalForResource
             theirs.retryPolicy = mine.retryPolicy
+            theirs.requestInterceptor = mine.requestInterceptor
             theirs.logger = mine.logger
         }
         return copy

@@ -35,6 +35,7 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
         var attemptsToRecreateUploadTasksForBackgroundSessions = false
         var clientCertificate: ClientCertificate?
         var retryPolicy: RetryPolicy?
+        var requestInterceptor: (any RequestInterceptor)?
         var logger: Logger?
     }
 
@@ -128,6 +129,14 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
     /// default: never); each task takes it when created. See `RetryPolicy`.
     public var retryPolicy: RetryPolicy? {
         get { state[\.retryPolicy] } set { state.set(\.retryPolicy, to: newValue) }
+    }
+
+    /// Adapts each attempt of the tasks made from now on and decides about
+    /// their failed attempts (nil, the default: neither); each task takes it
+    /// when created, with the response serializer's `acceptableStatusCodes`
+    /// as they are then. See `RequestInterceptor`. Not archived.
+    public var requestInterceptor: (any RequestInterceptor)? {
+        get { state[\.requestInterceptor] } set { state.set(\.requestInterceptor, to: newValue) }
     }
 
     /// Where the activity of the tasks made from now on is logged (nil: the
@@ -401,15 +410,15 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
 
     /// A new manager of the same class for the same configuration (new
     /// session; copies of the response serializer and security policy; the
-    /// same client certificate, retry policy and logger; none of the blocks,
+    /// same client certificate, retry policy, request interceptor and logger; none of the blocks,
     /// no tasks).
     open func copy(with zone: NSZone? = nil) -> Any {
         let copy = Swift.type(of: self).init(sessionConfiguration: sessionConfiguration)
         if let serializer = responseSerializer.copy() as? HTTPResponseSerializer { copy.responseSerializer = serializer }
         if let policy = securityPolicy.copy() as? SecurityPolicy { copy.securityPolicy = policy }
-        let mine = state.withLock { ($0.clientCertificate, $0.retryPolicy, $0.logger) }
+        let mine = state.withLock { ($0.clientCertificate, $0.retryPolicy, $0.requestInterceptor, $0.logger) }
         copy.state.withLock { theirs in
-            (theirs.clientCertificate, theirs.retryPolicy, theirs.logger) = mine
+            (theirs.clientCertificate, theirs.retryPolicy, theirs.requestInterceptor, theirs.logger) = mine
         }
         return copy
     }

@@ -87,6 +87,14 @@ package enum RequestLog {
         for logger in loggers { emit(logger) { $0.debug("\(line)") } }
     }
 
+    /// An attempt failed and the request interceptor's retrier is asked about it.
+    static func askingRetrier(_ error: NSError, retryCount: Int, to primary: Logger?) {
+        let loggers = NetworkActivityLogger.destinations(primary)
+        guard !loggers.isEmpty else { return }
+        let line = "asking the interceptor whether to retry (\(retryCount) retries so far): \(error.localizedDescription)"
+        for logger in loggers { emit(logger) { $0.debug("\(line)") } }
+    }
+
     static func sending(_ request: URLRequest, hop: UInt64, to primary: Logger?) {
         let loggers = NetworkActivityLogger.destinations(primary)
         guard !loggers.isEmpty else { return }

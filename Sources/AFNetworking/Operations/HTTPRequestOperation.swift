@@ -60,6 +60,10 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         settings.withLock { $0.resumableFile = file }
     }
 
+    /// The serializer's statuses: one it would reject fails the attempt, so
+    /// the interceptor's retrier is asked about it.
+    override var serializerAcceptableStatusCodes: IndexSet? { responseSerializer.acceptableStatusCodes }
+
     /// The HTTP response, once its head has arrived.
     public override var response: HTTPURLResponse? { super.response as? HTTPURLResponse }
 

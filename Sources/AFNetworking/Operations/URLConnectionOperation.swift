@@ -45,6 +45,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         var clientCertificate: ClientCertificate?
         var timeoutIntervalForResource: TimeInterval = 0
         var retryPolicy: RetryPolicy?
+        var requestInterceptor: (any RequestInterceptor)?
         var logger: Logger?
         /// `connectionProxyDictionary` (nil: the environment decides).
         var proxies: ProxySetting?
@@ -177,6 +178,17 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     public var retryPolicy: RetryPolicy? {
         get { settings[\.retryPolicy] } set { settings.set(\.retryPolicy, to: newValue) }
     }
+
+    /// Adapts each attempt's request and decides whether a failed attempt is
+    /// sent again (nil, the default: neither); see `RequestInterceptor`. A
+    /// `retryPolicy` is consulted before its retrier. Read when the operation starts.
+    public var requestInterceptor: (any RequestInterceptor)? {
+        get { settings[\.requestInterceptor] } set { settings.set(\.requestInterceptor, to: newValue) }
+    }
+
+    /// The statuses the operation's response serializer accepts (nil: any),
+    /// which narrow those the interceptor's retrier is not asked about.
+    var serializerAcceptableStatusCodes: IndexSet? { nil }
 
     /// The request body stream; setting it replaces the request's body.
     public var inputStream: InputStream? {
@@ -331,14 +343,15 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     open override func start() {
         let cancelled = isCancelled
         guard cancelled || super.isReady else { return }
-        let (request, stream, retry, limit) = settings.withLock { settings in
-            (settings.request, settings.outputStream, settings.retryPolicy, settings.timeoutIntervalForResource)
+        let (request, stream, retry, limit, interceptor) = settings.withLock { settings in
+            (settings.request, settings.outputStream, settings.retryPolicy, settings.timeoutIntervalForResource, settings.requestInterceptor)
         }
+        let interception = interceptor.map { InterceptionPlan(interceptor: $0, serializerAcceptableStatusCodes: serializerAcceptableStatusCodes) }
         let plan = retry.map { TransferStateMachine.RetryPlan(policy: $0, bodyCanBeResent: BodyStreams.canResend(request)) }
         // The clock runs while the operation executes (paused before it ever
         // ran, it starts when resumed); longer than a year means none.
         let budget = ResourceBudget(limit: limit, url: request.url, description: "its timeoutIntervalForResource")
-        driver.handle(.start(request, output: stream, retry: plan, budget: budget, cancelled: cancelled))
+        driver.handle(.start(request, output: stream, retry: plan, budget: budget, cancelled: cancelled, interception: interception))
     }
 
     /// Ends the operation with `NSURLErrorCancelled` and calls `failure`:
@@ -438,6 +451,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
             theirs.clientCertificate = mine.clientCertificate
             theirs.timeoutIntervalForResource = mine.timeoutIntervalForResource
             theirs.retryPolicy = mine.retryPolicy
+            theirs.requestInterceptor = mine.requestInterceptor
             theirs.logger = mine.logger
         }
     }

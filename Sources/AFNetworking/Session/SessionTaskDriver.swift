@@ -88,6 +88,8 @@ final class SessionTaskDriver: @unchecked Sendable {
         let clientCertificate: ClientCertificate?
         /// The manager's retry policy when the task was made.
         let retryPolicy: RetryPolicy?
+        /// The manager's request interceptor, with its serializer's statuses, when the task was made.
+        let interception: InterceptionPlan?
         /// The manager's logger when the task was made.
         let logger: Logger?
         /// Made by an `async` call: its completion handler resumes an awaiting
@@ -276,7 +278,7 @@ final class SessionTaskDriver: @unchecked Sendable {
         let budget = ResourceBudget(limit: context.session.settings.resourceTimeout, url: originalRequest.url,
                                     description: "the session's resource timeout")
         requestDriver.handle(.resumeTask(originalRequest, bodyInMemory: keepsBodyInMemory, retry: retryPlan, budget: budget,
-                                         admitted: admitted)) { change in
+                                         admitted: admitted, interception: context.interception)) { change in
             if change.before == .suspended && change.after == .running, let task {
                 MainQueueNotifier.shared.post(.AFNetworkingTaskDidResume, object: task)
             }

@@ -118,6 +118,7 @@ struct SessionTaskFactory {
                                                 skipsUnobservedCalls: manager?.ownsDelegateMethods ?? true,
                                                 clientCertificate: manager?.clientCertificate,
                                                 retryPolicy: manager?.retryPolicy,
+                                                interception: manager.flatMap(Self.interception(of:)),
                                                 logger: manager?.logger,
                                                 deliversInPlace: delivery == .inPlace)
         var made: Task?
@@ -134,6 +135,13 @@ struct SessionTaskFactory {
             return driver
         }
         return made!
+    }
+
+    /// The manager's interceptor as a task takes it (nil when it has none).
+    private static func interception(of manager: URLSessionManager) -> InterceptionPlan? {
+        let (interceptor, serializer) = manager.state.withLock { ($0.requestInterceptor, $0.responseSerializer) }
+        guard let interceptor else { return nil }
+        return InterceptionPlan(interceptor: interceptor, serializerAcceptableStatusCodes: serializer.acceptableStatusCodes)
     }
 
     /// The body length a request announces: its data, else its Content-Length, else unknown.

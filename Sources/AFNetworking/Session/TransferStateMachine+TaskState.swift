@@ -15,7 +15,7 @@ extension TransferStateMachine {
             return .suspended
         case .waiting(cancelled: true):
             return .canceling
-        case .lookingUpCache, .running, .awaitingFollowUp, .waitingToRetry:
+        case .lookingUpCache, .running, .awaitingFollowUp, .waitingToRetry, .adapting, .decidingRetry:
             return isSuspended ? .suspended : .running
         case .delivering(let outcome):
             return outcome.isCancellation ? .canceling : .running
