@@ -320,11 +320,9 @@ struct CacheFreshness: Sendable {
         let apparent = parsedDate.map { max(0, received.timeIntervalSince1970 - $0) } ?? 0
         ageWhenReceived = max(apparent, CacheFreshness.ageValue(age))
         self.receivedAt = received
-        // §5.2.2.4: `no-cache="field"` forbids reusing those fields without
-        // revalidation; the fields are not stripped here, so the whole
-        // response is revalidated, as for a plain `no-cache` (the RFC's
-        // fallback for a cache that does not act on the field list).
-        mustRevalidate = directives.contains { $0 == "no-cache" || $0.hasPrefix("no-cache=") }
+        // Only the plain form: a qualified `no-cache="field"` (§5.2.2.4)
+        // keeps the response reusable without those fields (see `withAge`).
+        mustRevalidate = directives.contains("no-cache")
         forbidsStale = mustRevalidate || directives.contains("must-revalidate")
         self.etag = etag
         self.lastModified = lastModified

@@ -99,13 +99,32 @@ extension CacheRules {
     }
 
     /// A hit as delivered: the stored response with `Age` set to its current
-    /// age in whole seconds (RFC 9111 §5.1: a cache generates it).
+    /// age in whole seconds (RFC 9111 §5.1: a cache generates it), without
+    /// the fields a qualified `no-cache="…"` names (§5.2.2.4: only a
+    /// revalidated answer may carry them).
     static func withAge(_ cached: CachedURLResponse, seconds: TimeInterval) -> CachedURLResponse {
         guard let stored = cached.response as? HTTPURLResponse, seconds.isFinite else { return cached }
-        var fields = headerFields(of: stored).filter { $0.key.caseInsensitiveCompare("Age") != .orderedSame }
+        let withheld = fieldsWithheldFromHits(stored.value(forHTTPHeaderField: "Cache-Control"))
+        var fields = headerFields(of: stored).filter {
+            $0.key.caseInsensitiveCompare("Age") != .orderedSame && !withheld.contains($0.key.lowercased())
+        }
         fields["Age"] = String(Int(max(0, seconds.rounded(.down))))
         return CachedURLResponse(response: rebuilt(stored, fields: fields), data: cached.data, userInfo: cached.userInfo,
                                  storagePolicy: cached.storagePolicy)
+    }
+
+    /// The field names (lowercased) of every `no-cache="a, b"` in `cacheControl`.
+    static func fieldsWithheldFromHits(_ cacheControl: String?) -> Set<String> {
+        // Most responses have no qualified no-cache: skip the parse on the hit path.
+        guard let cacheControl, cacheControl.range(of: "no-cache=", options: .caseInsensitive) != nil else { return [] }
+        var names = Set<String>()
+        for directive in directives(in: cacheControl) where directive.hasPrefix("no-cache=") {
+            for name in directive.dropFirst("no-cache=".count).split(separator: ",") {
+                let trimmed = name.trimmingCharacters(in: .whitespaces)
+                if !trimmed.isEmpty { names.insert(trimmed) }
+            }
+        }
+        return names
     }
 
     /// RFC 9111 §4.4 note: a 504 for `only-if-cached` with nothing usable stored.
