@@ -104,19 +104,33 @@ extension CacheRules {
     /// revalidated answer may carry them).
     static func withAge(_ cached: CachedURLResponse, seconds: TimeInterval) -> CachedURLResponse {
         guard let stored = cached.response as? HTTPURLResponse, seconds.isFinite else { return cached }
-        let withheld = fieldsWithheldFromHits(stored.value(forHTTPHeaderField: "Cache-Control"))
-        var fields = headerFields(of: stored).filter {
-            $0.key.caseInsensitiveCompare("Age") != .orderedSame && !withheld.contains($0.key.lowercased())
+        // Every hit comes through here: field names are compared as bytes
+        // (Foundation's case-insensitive compare costs microseconds per field).
+        var fields = headerFields(of: stored)
+        var withheld: Set<String> = []
+        for (name, value) in fields {
+            if Self.isField(name, "age") { fields[name] = nil }
+            if Self.isField(name, "cache-control") { withheld = fieldsWithheldFromHits(value) }
         }
+        if !withheld.isEmpty { fields = fields.filter { !withheld.contains($0.key.lowercased()) } }
         fields["Age"] = String(Int(max(0, seconds.rounded(.down))))
         return CachedURLResponse(response: rebuilt(stored, fields: fields), data: cached.data, userInfo: cached.userInfo,
                                  storagePolicy: cached.storagePolicy)
     }
 
+    /// Whether `name` is `lowercased` (ASCII letters in any case).
+    static func isField(_ name: String, _ lowercased: StaticString) -> Bool {
+        let expected = UnsafeRawBufferPointer(start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)
+        guard name.utf8.count == expected.count else { return false }
+        return zip(name.utf8, expected).allSatisfy { byte, lower in
+            byte == lower || ((0x41...0x5A).contains(byte) && byte | 0x20 == lower)
+        }
+    }
+
     /// The field names (lowercased) of every `no-cache="a, b"` in `cacheControl`.
     static func fieldsWithheldFromHits(_ cacheControl: String?) -> Set<String> {
-        // Most responses have no qualified no-cache: skip the parse on the hit path.
-        guard let cacheControl, cacheControl.range(of: "no-cache=", options: .caseInsensitive) != nil else { return [] }
+        // Most responses have no qualified no-cache: a byte scan skips the parse on the hit path.
+        guard let cacheControl, containsQualifiedNoCache(cacheControl) else { return [] }
         var names = Set<String>()
         for directive in directives(in: cacheControl) where directive.hasPrefix("no-cache=") {
             for name in directive.dropFirst("no-cache=".count).split(separator: ",") {
@@ -125,6 +139,17 @@ extension CacheRules {
             }
         }
         return names
+    }
+
+    /// Whether `value` holds `no-cache=` in any case (a cheap pre-check).
+    private static func containsQualifiedNoCache(_ value: String) -> Bool {
+        let needle = Array("no-cache=".utf8)
+        let bytes = Array(value.utf8)
+        guard bytes.count >= needle.count else { return false }
+        for start in 0...(bytes.count - needle.count) where zip(bytes[start...], needle).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) {
+            return true
+        }
+        return false
     }
 
     /// RFC 9111 §4.4 note: a 504 for `only-if-cached` with nothing usable stored.
