@@ -84,14 +84,9 @@ extension HTTPRequestOperationManager {
     /// Builds the request (a failure goes to `failure(nil, error)`) and enqueues its operation.
     func enqueue(method: String, _ URLString: String, _ parameters: VerbParameters, _ headers: [String: String]?,
                  _ success: HTTPRequestOperation.SuccessBlock?, _ failure: FailureBlock?) -> HTTPRequestOperation? {
-        let request: URLRequest
-        do {
-            request = try verbRequest(method, URLString, parameters, headers)
-        } catch {
-            reportFailure(error, to: failure)
-            return nil
-        }
-        return enqueue(request, success: success, failure: failure)
+        guard let operation = unenqueuedOperation(method, URLString, parameters, headers, success, failure) else { return nil }
+        operationQueue.addOperation(operation)
+        return operation
     }
 
     /// The request a verb with per-call headers or `Encodable` parameters sends.

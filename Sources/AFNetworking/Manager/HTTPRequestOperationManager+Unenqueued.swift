@@ -21,9 +21,15 @@ extension HTTPRequestOperationManager {
                                      headers: [String: String]? = nil,
                                      success: HTTPRequestOperation.SuccessBlock?,
                                      failure: FailureBlock?) -> HTTPRequestOperation? {
+        unenqueuedOperation(method, URLString, .untyped(parameters), headers, success, failure)
+    }
+
+    /// A verb's operation, not enqueued (nil, after `failure(nil, error)`, when its request cannot be built).
+    func unenqueuedOperation(_ method: String, _ URLString: String, _ parameters: VerbParameters, _ headers: [String: String]?,
+                             _ success: HTTPRequestOperation.SuccessBlock?, _ failure: FailureBlock?) -> HTTPRequestOperation? {
         let request: URLRequest
         do {
-            request = try verbRequest(method, URLString, .untyped(parameters), headers)
+            request = try verbRequest(method, URLString, parameters, headers)
         } catch {
             reportFailure(error, to: failure)
             return nil
