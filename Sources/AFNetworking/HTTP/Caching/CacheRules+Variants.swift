@@ -120,9 +120,14 @@ extension CacheRules {
 
     /// Whether `name` is `lowercased` (ASCII letters in any case).
     static func isField(_ name: String, _ lowercased: StaticString) -> Bool {
+        name.utf8.count == lowercased.utf8CodeUnitCount && startsIgnoringASCIICase(name.utf8[...], with: lowercased)
+    }
+
+    /// Whether `bytes` begin with `lowercased`, ASCII letters in any case.
+    private static func startsIgnoringASCIICase(_ bytes: Substring.UTF8View, with lowercased: StaticString) -> Bool {
         let expected = UnsafeRawBufferPointer(start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)
-        guard name.utf8.count == expected.count else { return false }
-        return zip(name.utf8, expected).allSatisfy { byte, lower in
+        guard bytes.count >= expected.count else { return false }
+        return zip(bytes, expected).allSatisfy { byte, lower in
             byte == lower || ((0x41...0x5A).contains(byte) && byte | 0x20 == lower)
         }
     }
@@ -143,13 +148,8 @@ extension CacheRules {
 
     /// Whether `value` holds `no-cache=` in any case (a cheap pre-check).
     private static func containsQualifiedNoCache(_ value: String) -> Bool {
-        let needle = Array("no-cache=".utf8)
-        let bytes = Array(value.utf8)
-        guard bytes.count >= needle.count else { return false }
-        for start in 0...(bytes.count - needle.count) where zip(bytes[start...], needle).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) {
-            return true
-        }
-        return false
+        let utf8 = value[...].utf8
+        return utf8.indices.contains { startsIgnoringASCIICase(utf8[$0...], with: "no-cache=") }
     }
 
     /// RFC 9111 §4.4 note: a 504 for `only-if-cached` with nothing usable stored.
