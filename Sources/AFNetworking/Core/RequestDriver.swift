@@ -38,6 +38,9 @@ final class RequestDriver: @unchecked Sendable {
         /// The request interceptor, set when the request starts (the machine
         /// only knows there is one).
         var interceptor: (any RequestInterceptor)?
+        /// A session task's response decision, download file and resume
+        /// data (unused by operations).
+        var taskOutput = SessionTaskOutput()
         /// Effects decided under the lock and not yet run (see `drain`).
         fileprivate var effects: [Effect] = []
         /// A thread is running effects.
@@ -351,9 +354,9 @@ final class RequestDriver: @unchecked Sendable {
         ResponseBodyWriter(stream: stream, engine: engine) { [weak self] error in self?.handle(.fail(error)) }
     }
 
-    /// Makes `stream` the output of a request that has not ended (a download
-    /// task's file, opened before its first hop). Returns false when the
-    /// outcome was decided meanwhile: the stream is not used.
+    /// Makes `stream` the output of a request that has not ended (a
+    /// streamed response's buffer, installed before the first hop). Returns
+    /// false when the outcome was decided meanwhile: the stream is not used.
     func installOutput(_ stream: OutputStream) -> Bool {
         let writer = makeWriter(for: stream)
         return core.withLock { core -> Bool in
@@ -363,13 +366,27 @@ final class RequestDriver: @unchecked Sendable {
         }
     }
 
+    /// Makes `stream`, writing `file`, a download task's output (opened before
+    /// its first hop), in one step with the task's record of the file: a
+    /// cancel that decided the outcome meanwhile leaves the file unwanted
+    /// (the action removes it).
+    func installDownloadFile(_ file: URL, stream: OutputStream) -> SessionTaskOutput.Action {
+        let writer = makeWriter(for: stream)
+        return core.withLock { core -> SessionTaskOutput.Action in
+            let installed = core.machine.outcome == nil
+            if installed { core.writer = writer }
+            return core.taskOutput.handle(.fileOpened(file, installed: installed))
+        }
+    }
+
     /// Moves the output from memory to `stream` mid-transfer (a data task that
-    /// became a download): the body kept so far is written first, the rest is
-    /// forwarded. Returns false when the outcome was decided meanwhile (the
-    /// end then writes the body itself).
-    func divertOutput(to stream: OutputStream) -> Bool {
+    /// became a download, writing `file`): the body kept so far is written
+    /// first, the rest is forwarded. Returns false when the outcome was
+    /// decided meanwhile (the end then writes the body to `file` itself).
+    func divertOutput(to stream: OutputStream, file: URL? = nil) -> Bool {
         let writer = makeWriter(for: stream)
         return core.withLock { core -> Bool in
+            if let file { _ = core.taskOutput.handle(.diverted(to: file)) }
             guard core.machine.outcome == nil else { return false }
             core.writer = writer
             if let kept = core.machine.divertOutput(), !kept.isEmpty {
@@ -381,6 +398,23 @@ final class RequestDriver: @unchecked Sendable {
 
     /// The writer, if the body goes to one.
     var writer: ResponseBodyWriter? { core.withLock { $0.writer } }
+
+    // MARK: - A session task's output
+
+    /// Feeds a session task's output event (see `SessionTaskOutput`) under
+    /// the lock; the caller carries out the action after it.
+    func handle(_ event: SessionTaskOutput.Event) -> SessionTaskOutput.Action {
+        core.withLock { $0.taskOutput.handle(event) }
+    }
+
+    /// The download file's state.
+    var taskOutputFile: SessionTaskOutput.File { core.withLock { $0.taskOutput.file } }
+
+    /// Whether body pieces go to a data task's did-receive-data call.
+    var deliversDataToDelegate: Bool { core.withLock { $0.taskOutput.decision.deliversData } }
+
+    /// Whether a data task's delegate made it a download.
+    var becameDownload: Bool { core.withLock { $0.taskOutput.decision.becameDownload } }
 
     // MARK: - Queries
 

@@ -13,16 +13,19 @@ extension SessionTaskDriver {
     /// gets to its end; `.completed` from then on. A data task whose delegate
     /// has not answered its response yet waits for the answer.
     func outputIsFinal(_ outcome: TransferStateMachine.Outcome, driver: RequestDriver) {
-        context.events.submit { [self] in
-            guard let final = state.withLock({ $0.response.outcomeFinal(outcome) }) else { return }
-            driver.outputFinished(final)
+        context.events.submit {
+            // Parked (nothing to do now) while the response's answer is outstanding.
+            if case .proceed(let final) = driver.handle(.outcomeFinal(outcome)) { driver.outputFinished(final) }
         }
     }
 
     /// On the delegate queue (from `outputIsFinal`, or a response answer that released a parked end).
     func runCompletion(_ outcome: TransferStateMachine.Outcome) {
         deliverPendingReportsNow()
-        for handler in state.withLock({ $0.resumeData.decide(nil) }) { handler(nil) }
+        // Handlers still waiting for resume data get nil, before the did-complete call.
+        if case .resumeData(let handlers, let data, _) = requestDriver.handle(.completionStarted) {
+            for handler in handlers { handler(data) }
+        }
         finishOnDelegateQueue(outcome)
     }
 
@@ -32,10 +35,10 @@ extension SessionTaskDriver {
             requestDriver.handle(.completionFinished)
             return
         }
-        let diverted = state.withLock { $0.response.becameDownload }
+        let diverted = requestDriver.becameDownload
         if diverted { writeDivertedBodyIfNeeded(outcome) }
         reportBodyNotSeenAsItArrived(outcome, task: task)
-        if kind.isDownload || diverted, outcome.error == nil, case .complete(let file) = state.withLock({ $0.download }) {
+        if kind.isDownload || diverted, outcome.error == nil, case .complete(let file) = requestDriver.taskOutputFile {
             if case .rawDownload = completion {
                 // Handed to the completion handler, deleted after it.
             } else if let downloadTask = task as? URLSessionDownloadTask {
@@ -63,7 +66,7 @@ extension SessionTaskDriver {
     private func reportBodyNotSeenAsItArrived(_ outcome: TransferStateMachine.Outcome, task: URLSessionTask) {
         guard outcome.error == nil, let body = outcome.memoryBody, !body.isEmpty, progress.download.completedUnitCount == 0 else { return }
         progress.update(.download, completed: Int64(body.count), expected: Int64(body.count))
-        if let dataTask = task as? URLSessionDataTask, state.withLock({ $0.response.deliversData }),
+        if let dataTask = task as? URLSessionDataTask, requestDriver.deliversDataToDelegate,
            !context.skipsUnobservedCalls || context.manager?.hasBlock(.dataTaskDidReceiveData) == true {
             context.manager?.urlSession(context.session, dataTask: dataTask, didReceive: body)
         }
@@ -72,41 +75,27 @@ extension SessionTaskDriver {
     /// A data task that became a download after its body was complete: the
     /// body kept in memory is the file.
     private func writeDivertedBodyIfNeeded(_ outcome: TransferStateMachine.Outcome) {
-        guard let body = outcome.memoryBody, case .writing(let file) = state.withLock({ $0.download }) else { return }
-        do {
-            guard outcome.error == nil else { throw CocoaError(.userCancelled) }
-            try body.write(to: file)
-            state.withLock { $0.download = .complete(file) }
-        } catch {
-            state.withLock { $0.download = .removed }
-            DownloadFile.remove(file)
-        }
+        guard let body = outcome.memoryBody, case .writing(let file) = requestDriver.taskOutputFile else { return }
+        let written = outcome.error == nil && (try? body.write(to: file)) != nil
+        carryOut(requestDriver.handle(.divertedBodyWritten(succeeded: written)))
     }
 
     /// Called by the manager's did-finish-downloading method once it moved
     /// (or failed to move) the file.
     func recordMove(to destination: URL, from temporary: URL, error: NSError?) {
-        state.withLock { $0.download = error.map { .moveFailed($0, temporary: temporary) } ?? .moved(destination) }
+        carryOut(requestDriver.handle(.fileMoved(to: destination, error: error, temporary: temporary)))
     }
 
     private func finishTask(_ task: URLSessionTask, _ outcome: TransferStateMachine.Outcome) {
         if outcome.error == nil { progress.finish() }
-        let (download, identifier, unwanted) = state.withLock { state -> (DownloadOutput, Int, URL?) in
-            let download = state.download
-            switch download {
-            case .complete(let file):
-                // Nobody took the file: it goes, unless the raw handler gets it.
-                if case .rawDownload = completion { return (download, state.identifier, nil) }
-                state.download = .removed
-                return (download, state.identifier, file)
-            case .moveFailed(_, let temporary):
-                // As Apple does with the location once the delegate returned.
-                return (download, state.identifier, temporary)
-            default:
-                return (download, state.identifier, nil)
-            }
+        // A complete file nobody took goes, unless the raw handler gets it.
+        var rawHandlerTakesFile = false
+        if case .rawDownload = completion { rawHandlerTakesFile = true }
+        guard case .finish(let download, let unwanted) = requestDriver.handle(.taskFinishing(rawHandlerTakesFile: rawHandlerTakesFile)) else {
+            preconditionFailure("taskFinishing decides the file")
         }
         if let unwanted { DownloadFile.remove(unwanted) }
+        let identifier = self.identifier
         // The did-complete call first, then the completion handler (queued):
         // a block observing the end sees it before the caller's handler runs.
         context.manager?.urlSession(context.session, task: task, didCompleteWithError: outcome.error)

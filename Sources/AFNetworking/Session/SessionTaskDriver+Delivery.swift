@@ -13,7 +13,7 @@ import FoundationNetworking
 extension SessionTaskDriver {
     /// Runs the completion pipeline for `task` (from the delegate queue, once
     /// the delegate's part of the end is done).
-    func deliverCompletion(_ task: URLSessionTask, _ outcome: TransferStateMachine.Outcome, download: DownloadOutput) {
+    func deliverCompletion(_ task: URLSessionTask, _ outcome: TransferStateMachine.Outcome, download: SessionTaskOutput.File) {
         let manager = context.manager
         let serializer = manager?.responseSerializer
         // Where the did-finish-downloading call moved the file, or why it could not; a raw handler's temporary file.
@@ -21,7 +21,7 @@ extension SessionTaskDriver {
         let moveError: NSError? = { if case .moveFailed(let error, _) = download { return error }; return nil }()
         let rawFile: URL? = { if case .complete(let file) = download { return file }; return nil }()
         let body = outcome.memoryBody ?? Data()
-        let isFile = kind.isDownload || state.withLock { $0.response.becameDownload }
+        let isFile = kind.isDownload || requestDriver.becameDownload
         let completion = self.completion
         let pipeline = CompletionPipeline(queue: manager?.completionQueue ?? .main, group: manager?.completionGroup ?? CompletionDefaults.group,
                                           inPlace: context.deliversInPlace) { [requestDriver] in

@@ -32,7 +32,7 @@ extension SessionTaskDriver {
             // Nobody but the library's own delegate method (which answers
             // `.allow`) could answer: nothing is asked.
             let mustAsk = !context.skipsUnobservedCalls || context.manager?.hasBlock(.dataTaskDidReceiveResponse) == true
-            guard state.withLock({ $0.response.responseArrived(mustAsk: mustAsk) }) else { return }
+            guard case .askAboutResponse = requestDriver.handle(.responseArrived(mustAsk: mustAsk)) else { return }
             context.events.submit { [self] in
                 guard let manager = context.manager, let task = currentTask as? URLSessionDataTask,
                       let head = response.httpURLResponse else { return decideResponse(.allow) }
@@ -112,14 +112,13 @@ extension SessionTaskDriver {
 
     /// On the operation queue: progress first, then the delegate calls.
     private func deliver(_ reports: PendingReports) {
-        let (task, decision) = state.withLock { ($0.task.task, $0.response) }
-        guard let task else { return }
+        guard let task = currentTask else { return }
         if let sent = reports.sent {
             progress.update(.upload, completed: sent.total, expected: sent.expected)
             context.manager?.urlSession(context.session, task: task, didSendBodyData: reports.sentSinceLast,
                                        totalBytesSent: sent.total, totalBytesExpectedToSend: sent.expected)
         }
-        if let data = reports.data, decision.deliversData, let dataTask = task as? URLSessionDataTask {
+        if let data = reports.data, let dataTask = task as? URLSessionDataTask, requestDriver.deliversDataToDelegate {
             context.manager?.urlSession(context.session, dataTask: dataTask, didReceive: data)
         }
         if let received = reports.received {
@@ -139,10 +138,11 @@ extension SessionTaskDriver {
         // cannot move to a file, so `.becomeDownload` lets it go on as it is.
         var answer = disposition
         if case .becomeDownload = disposition, requestDriver.writer?.chunks != nil { answer = .allow }
-        carryOut(state.withLock { $0.response.decide(answer) })
+        carryOut(requestDriver.handle(.responseDecided(answer)))
     }
 
-    func carryOut(_ action: ResponseDecision.Action) {
+    /// Carries out what the task's output decided (never under a lock).
+    func carryOut(_ action: SessionTaskOutput.Action) {
         switch action {
         case .none:
             break
@@ -152,6 +152,13 @@ extension SessionTaskDriver {
             context.events.submit { [self] in requestDriver.outputFinished(outcome) }
         case .becomeDownload:
             becomeDownload()
+        case .removeFile(let file):
+            DownloadFile.remove(file)
+        case .resumeData(let handlers, let data, let removing):
+            if let removing { DownloadFile.remove(removing) }
+            for handler in handlers { context.events.submit { handler(data) } }
+        case .askAboutResponse, .finish:
+            preconditionFailure("\(action) is carried out where it is decided")
         }
     }
 
@@ -172,9 +179,8 @@ extension SessionTaskDriver {
         context.session.replaceTask(identifier: oldIdentifier, with: self, newIdentifier: identifier)
         switch Result(catching: { try DownloadFile.create() }) {
         case .success(let (file, stream)):
-            state.withLock { $0.download = .writing(file) }
             // Once the outcome is decided the end writes the body itself.
-            _ = requestDriver.divertOutput(to: stream)
+            _ = requestDriver.divertOutput(to: stream, file: file)
         case .failure(let error):
             requestDriver.handle(.fail(error as NSError))
         }
@@ -186,7 +192,7 @@ extension SessionTaskDriver {
             if let dataTask = previous as? URLSessionDataTask {
                 context.manager?.urlSession(context.session, dataTask: dataTask, didBecome: downloadTask)
             }
-            if let parked = state.withLock({ $0.response.downloadAnnounced() }) { requestDriver.outputFinished(parked) }
+            if case .proceed(let parked) = requestDriver.handle(.downloadAnnounced) { requestDriver.outputFinished(parked) }
         }
     }
 }

@@ -82,7 +82,7 @@ extension SessionTaskDriver: RequestFrontend {
     /// network thread and outside any lock: it touches the disk). Returns the
     /// error that fails the task when the file cannot be used.
     private func prepareDownloadFile(_ start: SessionTaskKind.DownloadStart) -> NSError? {
-        guard case .none = state.withLock({ $0.download }) else { return nil }
+        guard case .none = requestDriver.taskOutputFile else { return nil }
         let opened: Result<(URL, PartialFileOutputStream), NSError>
         switch start {
         case .unusable(let error):
@@ -96,18 +96,9 @@ extension SessionTaskDriver: RequestFrontend {
         case .failure(let error):
             return error
         case .success(let (file, stream)):
-            install(file: file, stream: stream)
+            // If the task ended meanwhile (a cancel racing the first hop), the file goes away.
+            carryOut(requestDriver.installDownloadFile(file, stream: stream))
             return nil
-        }
-    }
-
-    /// Makes `file` the task's output. If the task ended meanwhile (a cancel
-    /// racing the first hop), the file is not wanted and goes away.
-    func install(file: URL, stream: PartialFileOutputStream) {
-        state.withLock { $0.download = .writing(file) }
-        if !requestDriver.installOutput(stream) {
-            state.withLock { $0.download = .removed }
-            DownloadFile.remove(file)
         }
     }
 
@@ -120,7 +111,7 @@ extension SessionTaskDriver: RequestFrontend {
     /// Handlers of `cancel(byProducingResumeData:)` get the data (on the
     /// delegate queue, before the completion).
     func outputDidClose(_ outcome: TransferStateMachine.Outcome) -> TransferStateMachine.Outcome {
-        guard case .writing(let file) = state.withLock({ $0.download }) else { return outcome }
+        guard case .writing(let file) = requestDriver.taskOutputFile else { return outcome }
         var earlier: DownloadResumeData?
         if case .download(.resuming(let resume)) = kind { earlier = resume }
         let status = outcome.response?.received?.statusCode
@@ -128,7 +119,7 @@ extension SessionTaskDriver: RequestFrontend {
         // the file is all there is) is not complete either.
         let incomplete = earlier != nil && status != 200 && status != 206
         guard outcome.error != nil || incomplete else {
-            state.withLock { $0.download = .complete(file) }
+            carryOut(requestDriver.handle(.fileComplete))
             return outcome
         }
         // The file's own length: a cancel drops bytes still queued for the
@@ -142,26 +133,15 @@ extension SessionTaskDriver: RequestFrontend {
             previous.partialFilePath = file.path
             resume = previous
         }
-        // A plain cancel() asked for no resume data: the file is not kept for any.
-        let error = outcome.error
-        let plainCancel = error?.domain == NSURLErrorDomain && error?.code == NSURLErrorCancelled
-            && !state.withLock { $0.resumeData.isAskedFor }
-        if plainCancel { resume = nil }
-        guard let resume else {
-            state.withLock { $0.download = .removed }
-            DownloadFile.remove(file)
-            for handler in state.withLock({ $0.resumeData.decide(nil) }) { context.events.submit { handler(nil) } }
-            return outcome
-        }
-        let data = resume.encoded()
-        let handlers = state.withLock { state -> [@Sendable (Data?) -> Void] in
-            state.download = .kept(file)
-            return state.resumeData.decide(data)
-        }
-        for handler in handlers { context.events.submit { handler(data) } }
-        guard let error = outcome.error else { return outcome }
+        // A plain cancel() asks for no resume data: the file is not kept for
+        // any (decided with the handlers `cancel(byProducingResumeData:)` added).
+        let plainCancel = outcome.error?.domain == NSURLErrorDomain && outcome.error?.code == NSURLErrorCancelled
+        let decided = requestDriver.handle(.fileIncomplete(resume: resume?.encoded(), plainCancel: plainCancel))
+        guard case .resumeData(_, let kept, _) = decided else { preconditionFailure("fileIncomplete decides the resume data") }
+        carryOut(decided)
+        guard let kept, let error = outcome.error else { return outcome }
         var userInfo = error.userInfo
-        userInfo[URLSessionDownloadTaskResumeData] = data
+        userInfo[URLSessionDownloadTaskResumeData] = kept
         var final = outcome
         final.error = NSError(domain: error.domain, code: error.code, userInfo: userInfo)
         return final

@@ -62,8 +62,10 @@ enum TaskIdentifiers {
 /// `URLConnectionOperation` is an operation's: the task objects
 /// (`SessionDataTask` & co.) forward their `URLSessionTask` API here. The
 /// lifecycle is run by `requestDriver` (the task's `state` is derived from
-/// its machine); what the task adds — the delegate calls on the manager's
-/// `operationQueue`, progress, the download file, resume data — lives in
+/// its machine), and so are the response decision, the download file and
+/// the resume data (`SessionTaskOutput`, beside the machine). What the task
+/// adds for delivery — the task object and identifier the delegate calls
+/// name, the reports batched for the manager's `operationQueue` — lives in
 /// `state`. The two locks are never held together.
 final class SessionTaskDriver: @unchecked Sendable {
     // @unchecked: mutable state is inside `state` (LockedState) and the driver;
@@ -96,53 +98,6 @@ final class SessionTaskDriver: @unchecked Sendable {
         /// Swift task and runs where the response was serialized, never queued
         /// on the main queue (see `SessionTaskFactory.Delivery`).
         var deliversInPlace = false
-    }
-
-    /// Where the response's body goes when it is a file.
-    enum DownloadOutput {
-        case none
-        /// Being written.
-        case writing(URL)
-        /// Complete, waiting to be moved by the did-finish-downloading call.
-        case complete(URL)
-        /// Kept for resume data.
-        case kept(URL)
-        case moved(URL)
-        /// The move failed; the temporary file is deleted.
-        case moveFailed(NSError, temporary: URL)
-        /// Deleted (failure without resume data, or nobody wanted it).
-        case removed
-    }
-
-    /// Resume data is known once the task's output is final; handlers of
-    /// `cancel(byProducingResumeData:)` wait for it (each called once).
-    enum ResumeData {
-        case pending([@Sendable (Data?) -> Void])
-        case decided(Data?)
-
-        /// Records the data (the first decision counts); returns the handlers to call.
-        mutating func decide(_ data: Data?) -> [@Sendable (Data?) -> Void] {
-            guard case .pending(let handlers) = self else { return [] }
-            self = .decided(data)
-            return handlers
-        }
-
-        /// Whether `cancel(byProducingResumeData:)` waits for the data.
-        var isAskedFor: Bool {
-            if case .pending(let handlers) = self { return !handlers.isEmpty }
-            return false
-        }
-
-        /// Adds a handler; returns the data at once when already decided.
-        mutating func add(_ handler: @escaping @Sendable (Data?) -> Void) -> Data?? {
-            switch self {
-            case .pending(let handlers):
-                self = .pending(handlers + [handler])
-                return .none
-            case .decided(let data):
-                return .some(data)
-            }
-        }
     }
 
     /// How the driver holds its task object: weakly until the task is resumed
@@ -191,12 +146,9 @@ final class SessionTaskDriver: @unchecked Sendable {
         /// `.becomeDownload`).
         var task = TaskReference.released
         var identifier: Int
-        var response = ResponseDecision()
-        var download = DownloadOutput.none
         var reports = PendingReports()
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64
-        var resumeData = ResumeData.pending([])
     }
 
     /// Runs the request's lifecycle.
@@ -301,17 +253,14 @@ final class SessionTaskDriver: @unchecked Sendable {
         _ = retainTask()
         requestDriver.handle(.cancelTask(originalRequest, bodyInMemory: keepsBodyInMemory))
         // An end parked for an outstanding response answer is released, cancelled.
-        carryOut(state.withLock { $0.response.cancelWhileAsking() })
+        carryOut(requestDriver.handle(.cancelled))
     }
 
     /// Cancels a download and hands `handler` the resume data (nil when it
     /// cannot be resumed), before the completion handler runs.
     func cancel(byProducingResumeData handler: @escaping @Sendable (Data?) -> Void) {
-        if let known = state.withLock({ $0.resumeData.add(handler) }) {
-            context.events.submit { handler(known) }
-            return
-        }
-        cancel()
+        // Decided already: the handler gets the data; else it waits for it and the task is cancelled.
+        carryOut(requestDriver.handle(.resumeDataWanted(handler)))
     }
 
     /// How the task's failures are retried: a file upload reads its file again,
