@@ -2,6 +2,12 @@ import Foundation
 
 // AFNetworking 2.x spellings. Each is deprecated with `renamed:`, so code moved
 // over from Objective-C compiles with warnings whose fix-its give the new name.
+// This file holds the type and constant names; the `Compatibility+<area>.swift`
+// files beside it hold the method, property and enum-case spellings of 2.x code
+// written before Swift 3's naming rules (`manager.GET(…)`, `sharedManager()`,
+// `setReachabilityStatusChangeBlock`, `.ReachableViaWiFi`, …) and the literal
+// transliterations of 2.7's class factories, each forwarding to the current API.
+// Only spellings that differ from the current API are there.
 
 @available(*, deprecated, renamed: "HTTPRequestOperationManager")
 public typealias AFHTTPRequestOperationManager = HTTPRequestOperationManager

@@ -8,7 +8,7 @@ import FoundationXML
 #endif
 import XCTest
 
-/// Every deprecated Swift 2 spelling of Compatibility+Methods.swift, called
+/// Every deprecated Swift 2 spelling of the Compatibility+<area>.swift files, called
 /// once (through `LegacyMethodSpellings`, so the build raises no deprecation
 /// warning) and compared with the current API. Nothing is sent: operations are
 /// cancelled before they start, session tasks before they are resumed, and the
