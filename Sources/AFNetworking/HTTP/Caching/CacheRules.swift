@@ -222,28 +222,42 @@ enum CacheRules {
     /// around an argument removed: `max-age="60"` is `max-age=60`). A comma
     /// inside a quoted argument does not end the directive (RFC 9110 §5.6.4):
     /// `no-cache="a, b"` is one directive, not `no-cache=a` and a `b`.
+    ///
+    /// Split over the UTF-8 bytes (the delimiters are ASCII, so a byte of a
+    /// multi-byte character never matches one), with ASCII lowercasing and
+    /// OWS (space, tab) trimming: directive names and the field names of a
+    /// qualified `no-cache` are tokens. Run for every response and stored
+    /// entry, so no `Character` walk and no Foundation trimming.
     static func directives(in value: String?) -> [String] {
         guard let value, !value.isEmpty else { return [] }
         var directives: [String] = []
-        var current = ""
+        var current: [UInt8] = []
         var quoted = false
         var escaped = false
-        for character in value.lowercased() {
+        func endDirective() {
+            var start = current.startIndex
+            var end = current.endIndex
+            while start < end, current[start] == 0x20 || current[start] == 0x09 { start += 1 }
+            while end > start, current[end - 1] == 0x20 || current[end - 1] == 0x09 { end -= 1 }
+            if start < end { directives.append(String(decoding: current[start..<end], as: UTF8.self)) }
+            current.removeAll(keepingCapacity: true)
+        }
+        for byte in value.utf8 {
+            let lowered = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
             if escaped {
-                current.append(character)
+                current.append(lowered)
                 escaped = false
-            } else if quoted && character == "\\" {
+            } else if quoted && byte == 0x5C {
                 escaped = true
-            } else if character == "\"" {
+            } else if byte == 0x22 {
                 quoted.toggle()
-            } else if character == "," && !quoted {
-                directives.append(current.trimmingCharacters(in: .whitespaces))
-                current = ""
+            } else if byte == 0x2C && !quoted {
+                endDirective()
             } else {
-                current.append(character)
+                current.append(lowered)
             }
         }
-        directives.append(current.trimmingCharacters(in: .whitespaces))
-        return directives.filter { !$0.isEmpty }
+        endDirective()
+        return directives
     }
 }
