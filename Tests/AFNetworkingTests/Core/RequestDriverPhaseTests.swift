@@ -222,14 +222,7 @@ final class RequestDriverPhaseTests: XCTestCase {
     }
 
     private func make() -> (RequestDriver, FakeEngine, FakeFrontend) {
-        let engine = FakeEngine()
-        var configuration = TransferStateMachine.Configuration()
-        configuration.consultsCache = false
-        let driver = RequestDriver(configuration: configuration, engine: engine)
-        let frontend = FakeFrontend(driver: driver, divertible: false)
-        driver.attach(frontend)
-        addTeardownBlock { [frontend] in frontend.release() }
-        return (driver, engine, frontend)
+        makeDriverOnFakeEngine()
     }
 
     private func request() -> URLRequest {

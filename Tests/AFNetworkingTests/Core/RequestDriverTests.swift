@@ -373,14 +373,7 @@ final class RequestDriverTests: XCTestCase {
     // MARK: - Helpers
 
     private func make(divertible: Bool = false) -> (RequestDriver, FakeEngine, FakeFrontend) {
-        let engine = FakeEngine()
-        var configuration = TransferStateMachine.Configuration()
-        configuration.consultsCache = false
-        let driver = RequestDriver(configuration: configuration, engine: engine)
-        let frontend = FakeFrontend(driver: driver, divertible: divertible)
-        driver.attach(frontend)
-        addTeardownBlock { [frontend] in frontend.release() }
-        return (driver, engine, frontend)
+        makeDriverOnFakeEngine(divertible: divertible)
     }
 
     private func request() -> URLRequest {
@@ -394,6 +387,35 @@ final class RequestDriverTests: XCTestCase {
         policy.maximumDelay = 5
         policy.jitter = 0
         return TransferStateMachine.RetryPlan(policy: policy, bodyCanBeResent: true)
+    }
+}
+
+extension XCTestCase {
+    /// A driver (no cache) between a `FakeFrontend` and a `FakeEngine`; the
+    /// front-end lets go of a pending expectation when the test ends.
+    func makeDriverOnFakeEngine(divertible: Bool = false) -> (RequestDriver, FakeEngine, FakeFrontend) {
+        let engine = FakeEngine()
+        var configuration = TransferStateMachine.Configuration()
+        configuration.consultsCache = false
+        let driver = RequestDriver(configuration: configuration, engine: engine)
+        let frontend = FakeFrontend(driver: driver, divertible: divertible)
+        driver.attach(frontend)
+        addTeardownBlock { [frontend] in frontend.release() }
+        return (driver, engine, frontend)
+    }
+}
+
+extension TransferStateMachine.Outcome {
+    /// A plain 200 for `url`, as a machine delivers it.
+    static func succeeded(for url: URL) -> Self {
+        var machine = TransferStateMachine(configuration: .init(consultsCache: false))
+        _ = machine.start(URLRequest(url: url), bodyInMemory: true)
+        let head = ReceivedResponse(url: url, statusCode: 200, statusLine: "HTTP/1.1 200 OK", fields: [])
+        _ = machine.headReceived(1, head)
+        guard case .deliver(let outcome) = machine.transferCompleted(1, response: head, error: nil) else {
+            preconditionFailure("a plain 200 is delivered")
+        }
+        return outcome
     }
 }
 

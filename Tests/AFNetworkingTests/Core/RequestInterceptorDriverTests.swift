@@ -266,13 +266,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
     // MARK: - Helpers
 
     private func make() -> (RequestDriver, FakeEngine, FakeFrontend, ParkingInterceptor) {
-        let engine = FakeEngine()
-        var configuration = TransferStateMachine.Configuration()
-        configuration.consultsCache = false
-        let driver = RequestDriver(configuration: configuration, engine: engine)
-        let frontend = FakeFrontend(driver: driver, divertible: false)
-        driver.attach(frontend)
-        addTeardownBlock { [frontend] in frontend.release() }
+        let (driver, engine, frontend) = makeDriverOnFakeEngine()
         return (driver, engine, frontend, ParkingInterceptor())
     }
 

@@ -176,15 +176,7 @@ final class SessionStateMachineTests: XCTestCase {
     // MARK: - Response decision
 
     private func outcome() -> Machine.Outcome {
-        var machine = Machine(configuration: .init(consultsCache: false))
-        _ = machine.start(URLRequest(url: url), bodyInMemory: true)
-        let head = ReceivedResponse(url: url, statusCode: 200, statusLine: "HTTP/1.1 200 OK", fields: [])
-        _ = machine.headReceived(1, head)
-        guard case .deliver(let outcome) = machine.transferCompleted(1, response: head, error: nil) else {
-            XCTFail("delivers")
-            return Machine.Outcome(failure: NSError(domain: "x", code: 0), request: URLRequest(url: url))
-        }
-        return outcome
+        .succeeded(for: url)
     }
 
     func testNothingIsAskedWhenOnlyAllowCouldComeBack() {

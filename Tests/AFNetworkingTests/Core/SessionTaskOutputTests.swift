@@ -187,27 +187,11 @@ final class SessionTaskOutputTests: XCTestCase {
     // MARK: - Helpers
 
     private func make() -> (RequestDriver, FakeEngine, FakeFrontend) {
-        let engine = FakeEngine()
-        var configuration = TransferStateMachine.Configuration()
-        configuration.consultsCache = false
-        let driver = RequestDriver(configuration: configuration, engine: engine)
-        let frontend = FakeFrontend(driver: driver, divertible: false)
-        driver.attach(frontend)
-        addTeardownBlock { [frontend] in frontend.release() }
-        return (driver, engine, frontend)
+        makeDriverOnFakeEngine()
     }
 
     private func outcome() -> Machine.Outcome {
-        var machine = Machine(configuration: .init(consultsCache: false))
-        let url = URL(string: "http://127.0.0.1:9/f")!
-        _ = machine.start(URLRequest(url: url), bodyInMemory: true)
-        let head = ReceivedResponse(url: url, statusCode: 200, statusLine: "HTTP/1.1 200 OK", fields: [])
-        _ = machine.headReceived(1, head)
-        guard case .deliver(let outcome) = machine.transferCompleted(1, response: head, error: nil) else {
-            XCTFail("delivers")
-            return Machine.Outcome(failure: NSError(domain: "x", code: 0), request: URLRequest(url: url))
-        }
-        return outcome
+        .succeeded(for: URL(string: "http://127.0.0.1:9/f")!)
     }
 
     private func expectNone(_ action: SessionTaskOutput.Action, file: StaticString = #filePath, line: UInt = #line) {
