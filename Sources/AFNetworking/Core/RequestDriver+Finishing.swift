@@ -41,7 +41,7 @@ extension RequestDriver {
 
 extension TransferStateMachine.Outcome {
     /// The final response as a `URLResponse` (nil when the request ended without one).
-    fileprivate var urlResponse: URLResponse? {
+    var urlResponse: URLResponse? {
         switch response {
         case .received(let head)?: return head.httpURLResponse
         case .cached(let cached)?: return cached.response

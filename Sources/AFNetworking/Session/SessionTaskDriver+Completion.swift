@@ -11,9 +11,14 @@ import FoundationNetworking
 extension SessionTaskDriver {
     /// The task shows `.canceling` (or `.running`) until its delegate queue
     /// gets to its end; `.completed` from then on. A data task whose delegate
-    /// has not answered its response yet waits for the answer.
+    /// has not answered its response yet waits for the answer — also for an
+    /// answer whose head never reached the output as it arrived (one from the
+    /// cache, a declined redirect, an error answer a retry policy or the
+    /// interceptor held back and then kept): it is asked about now, as
+    /// `URLSession` asks about a cached response.
     func outputIsFinal(_ outcome: TransferStateMachine.Outcome, driver: RequestDriver) {
-        context.events.submit {
+        context.events.submit { [self] in
+            if outcome.error == nil, outcome.response != nil { askAboutResponseIfNotAsked { outcome.urlResponse } }
             // Parked (nothing to do now) while the response's answer is outstanding.
             if case .proceed(let final) = driver.handle(.outcomeFinal(outcome)) { driver.outputFinished(final) }
         }

@@ -29,17 +29,25 @@ extension SessionTaskDriver {
         case .download:
             break
         case .data, .upload:
-            // Nobody but the library's own delegate method (which answers
-            // `.allow`) could answer: nothing is asked.
-            let mustAsk = !context.skipsUnobservedCalls || context.manager?.hasBlock(.dataTaskDidReceiveResponse) == true
-            guard case .askAboutResponse = requestDriver.handle(.responseArrived(mustAsk: mustAsk)) else { return }
-            context.events.submit { [self] in
-                guard let manager = context.manager, let task = currentTask as? URLSessionDataTask,
-                      let head = response.httpURLResponse else { return decideResponse(.allow) }
-                let once = Once()
-                manager.urlSession(context.session, dataTask: task, didReceive: head) { [self] disposition in
-                    if once.claim() { decideResponse(disposition) }
-                }
+            askAboutResponseIfNotAsked { response.httpURLResponse }
+        }
+    }
+
+    /// The did-receive-response question of a data or upload task, once per
+    /// task: the first response for its output asks it. Nobody but the
+    /// library's own delegate method (which answers `.allow`) could answer:
+    /// then nothing is asked. `response` is made only when asked (building an
+    /// `HTTPURLResponse` is the costliest step of a small request).
+    func askAboutResponseIfNotAsked(_ response: @escaping @Sendable () -> URLResponse?) {
+        if case .download = kind { return }
+        let mustAsk = !context.skipsUnobservedCalls || context.manager?.hasBlock(.dataTaskDidReceiveResponse) == true
+        guard case .askAboutResponse = requestDriver.handle(.responseArrived(mustAsk: mustAsk)) else { return }
+        context.events.submit { [self] in
+            guard let manager = context.manager, let task = currentTask as? URLSessionDataTask,
+                  let response = response() else { return decideResponse(.allow) }
+            let once = Once()
+            manager.urlSession(context.session, dataTask: task, didReceive: response) { [self] disposition in
+                if once.claim() { decideResponse(disposition) }
             }
         }
     }

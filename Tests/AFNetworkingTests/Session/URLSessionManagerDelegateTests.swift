@@ -133,6 +133,99 @@ final class URLSessionManagerDelegateTests: SessionTasksTestCase {
         XCTAssertEqual(probe.outcome.value.calls, 1)
     }
 
+    /// `URLSession` asks about a cached answer too; so does this package (the
+    /// head never went through the transfer as it arrived).
+    func testDidReceiveResponseIsAskedAboutAnAnswerFromTheCache() {
+        server.respond("/fresh", headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/json")],
+                       body: Data(#"{"ok":true}"#.utf8))
+        let manager = makeManager(configuration: privateCacheConfiguration())
+        let statuses = Locked<[Int]>([])
+        manager.setDataTaskDidReceiveResponseBlock { _, _, response in
+            statuses.append((response as? HTTPURLResponse)?.statusCode ?? 0)
+            return .allow
+        }
+        for _ in 0..<2 {
+            let probe = makeProbe()
+            let outcome = run(manager.dataTask(with: request("/fresh"), completionHandler: probe.data), probe)
+            XCTAssertNil(outcome.error)
+            XCTAssertEqual(json(outcome.object)?["ok"] as? Bool, true)
+        }
+        XCTAssertEqual(server.requests.count, 1, "the second answer came from the cache")
+        XCTAssertEqual(statuses.value, [200, 200], "asked once per task, also for the cached answer")
+    }
+
+    func testDidReceiveResponseCancelRefusesAnAnswerFromTheCache() {
+        server.respond("/fresh", headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/json")],
+                       body: Data(#"{"ok":true}"#.utf8))
+        let manager = makeManager(configuration: privateCacheConfiguration())
+        let first = makeProbe()
+        XCTAssertNil(run(manager.dataTask(with: request("/fresh"), completionHandler: first.data), first).error)
+        manager.setDataTaskDidReceiveResponseBlock { _, _, _ in .cancel }
+        let chunks = Locked(0)
+        manager.setDataTaskDidReceiveDataBlock { _, _, _ in chunks.increment() }
+        let probe = makeProbe()
+        let outcome = run(manager.dataTask(with: request("/fresh"), completionHandler: probe.data), probe)
+        XCTAssertEqual(outcome.error?.code, NSURLErrorCancelled)
+        XCTAssertNil(outcome.object)
+        XCTAssertEqual(chunks.value, 0, "a refused answer's body is not delivered")
+        XCTAssertEqual(server.requests.count, 1)
+    }
+
+    /// An error answer held back for a retry and then kept (the policy gave
+    /// up) is the task's response: its delegate is asked about it.
+    func testDidReceiveResponseIsAskedAboutAnErrorAnswerARetryPolicyKept() {
+        server.respond("/busy", status: 503, headers: [("Content-Type", "text/plain")], body: Data("busy".utf8))
+        let manager = makeManager()
+        var policy = RetryPolicy()
+        policy.maximumAttempts = 2
+        policy.baseDelay = 0.01
+        policy.maximumDelay = 0.05
+        policy.jitter = 0
+        manager.retryPolicy = policy
+        let statuses = Locked<[Int]>([])
+        manager.setDataTaskDidReceiveResponseBlock { _, _, response in
+            statuses.append((response as? HTTPURLResponse)?.statusCode ?? 0)
+            return .allow
+        }
+        let probe = makeProbe()
+        let outcome = run(manager.dataTask(with: request("/busy"), completionHandler: probe.data), probe)
+        XCTAssertEqual(server.requests.count, 2, "sent twice")
+        XCTAssertEqual((outcome.response as? HTTPURLResponse)?.statusCode, 503)
+        XCTAssertEqual(statuses.value, [503], "asked once, about the answer the task ends with")
+    }
+
+    /// An error answer the interceptor's retrier decided to keep is held
+    /// back while the retrier decides; it is asked about once it is the answer.
+    func testDidReceiveResponseIsAskedAboutAnErrorAnswerTheRetrierKept() {
+        server.respond("/denied", status: 401, headers: [("Content-Type", "text/plain")], body: Data("no".utf8))
+        struct KeepEverything: RequestInterceptor {
+            func retry(_ request: URLRequest, response: HTTPURLResponse?, dueTo error: Error, retryCount: Int,
+                       completion: @escaping @Sendable (RetryResult) -> Void) {
+                completion(.doNotRetry)
+            }
+        }
+        let manager = makeManager()
+        manager.responseSerializer = HTTPResponseSerializer()
+        manager.requestInterceptor = KeepEverything()
+        let statuses = Locked<[Int]>([])
+        manager.setDataTaskDidReceiveResponseBlock { _, _, response in
+            statuses.append((response as? HTTPURLResponse)?.statusCode ?? 0)
+            return .allow
+        }
+        let probe = makeProbe()
+        let outcome = run(manager.dataTask(with: request("/denied"), completionHandler: probe.data), probe)
+        XCTAssertEqual((outcome.response as? HTTPURLResponse)?.statusCode, 401)
+        XCTAssertEqual(statuses.value, [401], "asked about the answer the task ends with")
+    }
+
+    private func privateCacheConfiguration() -> URLSessionConfiguration {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-delegate-cache-\(UUID().uuidString)")
+        addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 8 << 20, diskPath: directory.path)
+        return configuration
+    }
+
     func testDidReceiveResponseBecomeDownload() throws {
         let nginx = try SharedServers.nginx()
         let body = try Data(contentsOf: nginx.directory.appendingPathComponent("www/4m.bin"))
