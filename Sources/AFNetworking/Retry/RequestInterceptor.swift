@@ -45,8 +45,8 @@ public enum RetryResult: Sendable {
 /// the retrier once no credential answered it. The body of an attempt that is
 /// retried is discarded (it never reaches the caller); one that is not
 /// retried is the response's body (held up to 1 MiB while the retrier decides;
-/// a session manager's data block then gets it at the end, in one piece, and
-/// its response-decision block is not asked, as for a declined redirect).
+/// a session manager's response-decision block is asked about it at the end,
+/// then its data block gets it in one piece, as for a declined redirect).
 ///
 /// The retrier alone bounds the retries (`retryCount` counts the retries
 /// already made). It runs off the network thread, under no lock of the
