@@ -41,11 +41,5 @@ extension RequestDriver {
 
 extension TransferStateMachine.Outcome {
     /// The final response as a `URLResponse` (nil when the request ended without one).
-    var urlResponse: URLResponse? {
-        switch response {
-        case .received(let head)?: return head.httpURLResponse
-        case .cached(let cached)?: return cached.response
-        case nil: return nil
-        }
-    }
+    var urlResponse: URLResponse? { response?.urlResponse }
 }

@@ -84,6 +84,15 @@ extension TransferStateMachine {
     enum ResponseValue {
         case received(ReceivedResponse)
         case cached(CachedURLResponse)
+
+        /// The response as Foundation shows it (nil for a received head that
+        /// cannot be an `HTTPURLResponse`). Off the network thread.
+        var urlResponse: URLResponse? {
+            switch self {
+            case .received(let head): return head.httpURLResponse
+            case .cached(let cached): return cached.response
+            }
+        }
     }
 
     /// How a request ended.

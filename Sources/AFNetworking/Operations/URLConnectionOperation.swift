@@ -93,13 +93,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     }
 
     /// The last response received, set once the response head has arrived.
-    public var response: URLResponse? {
-        switch driver.currentResponse {
-        case .received(let head)?: return head.httpURLResponse
-        case .cached(let cached)?: return cached.response
-        case nil: return nil
-        }
-    }
+    public var response: URLResponse? { driver.currentResponse?.urlResponse }
 
     /// The transport's outcome alone, before any response serialization.
     var transportError: NSError? { driver.outcome?.error }

@@ -80,14 +80,7 @@ extension SessionTaskDriver {
     /// The response the completion handler gets: the last one, or — where
     /// Swift cannot pass nil — a plain `URLResponse` for the request's URL.
     private func finalResponse(_ outcome: TransferStateMachine.Outcome) -> URLResponse {
-        switch outcome.response {
-        case .received(let head)?:
-            if let response = head.httpURLResponse { return response }
-        case .cached(let cached)?:
-            return cached.response
-        case nil:
-            break
-        }
+        if let response = outcome.urlResponse { return response }
         let url = outcome.finalRequest?.url ?? originalRequest.url ?? URL(fileURLWithPath: "/")
         return URLResponse(url: url, mimeType: nil, expectedContentLength: -1, textEncodingName: nil)
     }

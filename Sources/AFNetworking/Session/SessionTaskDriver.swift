@@ -205,13 +205,7 @@ final class SessionTaskDriver: @unchecked Sendable {
 
     var currentRequest: URLRequest? { requestDriver.currentRequest ?? originalRequest }
 
-    var response: URLResponse? {
-        switch requestDriver.currentResponse {
-        case .received(let head)?: return head.httpURLResponse
-        case .cached(let cached)?: return cached.response
-        case nil: return nil
-        }
-    }
+    var response: URLResponse? { requestDriver.currentResponse?.urlResponse }
 
     /// The transport's error once the task completed.
     var error: Error? {
