@@ -129,6 +129,45 @@ final class CacheIndexTests: OperationTestCase {
             XCTAssertEqual(operation.responseData, Data("/q?\(query)".utf8))
         }
     }
+
+    func testHitsOfOneEntryShareAResponseWhileItsAgeInSecondsIsTheSame() throws {
+        let url = URL(string: "http://127.0.0.1/hot")!
+        let stored = try XCTUnwrap(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [
+            "Cache-Control": "max-age=3600, no-cache=\"Set-Cookie\"", "Set-Cookie": "a=1", "Age": "3", "ETag": "\"v\""]))
+        let entry = CacheIndex.Entry(cached: CachedURLResponse(response: stored, data: Data("hot".utf8)),
+                                     freshness: CacheFreshness(stored, receivedAt: Date()), policyTag: "")
+        let first = entry.hit(age: 5.2), second = entry.hit(age: 5.9)
+        XCTAssertTrue(first === second, "one response serves every hit of the same second")
+        let later = entry.hit(age: 6.0)
+        XCTAssertFalse(later === first)
+        for (hit, age) in [(first, "5"), (later, "6")] {
+            let response = try XCTUnwrap(hit.response as? HTTPURLResponse)
+            XCTAssertEqual(response.value(forHTTPHeaderField: "Age"), age)
+            XCTAssertNil(response.value(forHTTPHeaderField: "Set-Cookie"), "a qualified no-cache field stays out of every hit")
+            XCTAssertEqual(response.value(forHTTPHeaderField: "ETag"), "\"v\"")
+            XCTAssertEqual(hit.data, Data("hot".utf8))
+        }
+        XCTAssertTrue(entry.hit(age: 5.5) !== first, "only the last age made is kept")
+    }
+
+    func testAnAgeBeyondWhatAnIntHoldsIsServedAs2147483648() {
+        // A fresh entry whose age overflows Int once converted: RFC 9111 §1.2.2 caps what Age says.
+        XCTAssertEqual(CacheRules.ageSeconds(1e20), 2_147_483_648)
+        XCTAssertEqual(CacheRules.ageSeconds(.infinity), 2_147_483_648)
+        XCTAssertEqual(CacheRules.ageSeconds(-4), 0)
+        XCTAssertEqual(CacheRules.ageSeconds(41.9), 41)
+        server.respond("/ancient", headers: [("Cache-Control", "max-age=999999999999999999999999999"),
+                                             ("Age", "99999999999999999999")], body: Data("old".utf8))
+        for _ in 0..<2 {
+            let operation = HTTPRequestOperation(request: request("/ancient"))
+            XCTAssertNil(run(operation).error)
+            XCTAssertEqual(operation.responseData, Data("old".utf8))
+        }
+        XCTAssertEqual(server.requests.count, 1, "the second answer came from the cache")
+        let operation = HTTPRequestOperation(request: request("/ancient"))
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(operation.response?.value(forHTTPHeaderField: "Age"), "2147483648")
+    }
 }
 
 /// A URLCache that counts what the library asks of it.

@@ -43,6 +43,8 @@ package final class CacheIndex: Sendable {
         let cached: CachedURLResponse
         let freshness: CacheFreshness
         let policyTag: String
+        /// The hit made last from this entry (see `hit(age:)`).
+        let lastHit = LastHit()
     }
 
     enum Lookup {

@@ -113,9 +113,18 @@ extension CacheRules {
             if Self.isField(name, "cache-control") { withheld = fieldsWithheldFromHits(value) }
         }
         if !withheld.isEmpty { fields = fields.filter { !withheld.contains($0.key.lowercased()) } }
-        fields["Age"] = String(Int(max(0, seconds.rounded(.down))))
+        fields["Age"] = String(ageSeconds(seconds))
         return CachedURLResponse(response: rebuilt(stored, fields: fields), data: cached.data, userInfo: cached.userInfo,
                                  storagePolicy: cached.storagePolicy)
+    }
+
+    /// An age as `Age` carries it: whole seconds, and 2147483648 for anything
+    /// larger (RFC 9111 §1.2.2) — a hostile `Age` or `max-age` can make a
+    /// fresh entry's age exceed what an `Int` holds.
+    static func ageSeconds(_ seconds: TimeInterval) -> Int {
+        let limit = 2_147_483_648.0
+        guard seconds.isFinite else { return Int(limit) }
+        return Int(min(max(0, seconds.rounded(.down)), limit))
     }
 
     /// Whether `name` is `lowercased` (ASCII letters in any case).

@@ -102,7 +102,7 @@ enum CacheRules {
             }
             let age = entry.freshness.currentAge(at: now)
             if asked.permitsReuse(of: entry.freshness, age: age) {
-                let hit = withAge(entry.cached, seconds: age)
+                let hit = entry.hit(age: age)
                 guard ranged else { return .useCached(hit) }
                 if let answer = answering(request, from: hit) { return .useCached(answer) }
                 return asked.onlyIfCached ? .useCached(hit) : .load
@@ -117,7 +117,7 @@ enum CacheRules {
                 let revalidation = conditionalRequest(request, validating: entry.freshness) ?? request
                 StaleRevalidation.start(revalidation, stored: entry.cached, key: key, cache: cache, policyTag: policyTag,
                                         environment: environment)
-                return .useCached(withAge(entry.cached, seconds: age))
+                return .useCached(entry.hit(age: age))
             }
             if let conditional = conditionalRequest(request, validating: entry.freshness) { return .revalidate(entry.cached, conditional) }
             return .load
