@@ -193,6 +193,18 @@ struct TransferStateMachine {
         }
     }
 
+    /// Started and not over, paused included: events may still come from
+    /// transfers, timers and writers, and effects must reach the front-end.
+    /// Only a front-end's own call puts a request in flight.
+    var isInFlight: Bool {
+        switch state {
+        case .waiting, .pausedBeforeStart, .finished: return false
+        case .lookingUpCache, .running, .awaitingFollowUp, .paused, .waitingToRetry, .adapting, .decidingRetry, .delivering, .completing:
+            return true
+        case .modifying: preconditionFailure("isInFlight read while the state is being modified")
+        }
+    }
+
     // MARK: - Starting
 
     /// The adapter's `start()`: `request` is what to send now, `retry` how

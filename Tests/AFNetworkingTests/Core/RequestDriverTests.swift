@@ -44,6 +44,26 @@ final class RequestDriverTests: XCTestCase {
         engine.complete(transfer, status: 200)
     }
 
+    func testTheFrontEndIsHeldOnlyWhileTheRequestIsInFlight() throws {
+        let (driver, engine, frontend) = make()
+        XCTAssertNil(driver.frontend, "not held before it starts: a front-end never started can be freed")
+        driver.handle(.pause)
+        XCTAssertEqual(frontend.phases, [.paused], "an event before the start still reaches the front-end")
+        XCTAssertNil(driver.frontend, "and is let go again: paused before it ever ran")
+        driver.handle(.resume(request(), output: nil))
+        driver.handle(.start(request(), output: nil, retry: nil, budget: nil, cancelled: false))
+        XCTAssertTrue(driver.frontend === frontend, "held while in flight")
+        let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+        XCTAssertNil(engine.head(transfer, status: 200))
+        engine.complete(transfer, status: 200)
+        XCTAssertEqual(frontend.completions, 1)
+        XCTAssertNil(driver.frontend, "let go once the request is over")
+        engine.complete(transfer, status: 200)
+        driver.handle(.cancel(request()))
+        XCTAssertNil(driver.frontend, "late events after the end hold nothing")
+        XCTAssertEqual(frontend.completions, 1)
+    }
+
     // MARK: - Cancel at every phase
 
     func testCancelBeforeStartSendsNothingAndEndsWhenStarted() {

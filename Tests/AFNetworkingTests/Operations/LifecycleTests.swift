@@ -135,6 +135,54 @@ final class LifecycleTests: OperationTestCase {
         XCTAssertTrue(spin { weakOperation == nil }, "the finished operation was not deallocated")
     }
 
+    func testAnOperationLetGoWhileWaitingToRetryStillFinishesAndIsThenFreed() {
+        // Between attempts no transfer holds the operation: the driver does
+        // until the request is over, as NSURLConnection held its delegate.
+        let attempts = Locked(0)
+        server.route("/flaky") { _ in
+            attempts.value += 1
+            return attempts.value == 1
+                ? [.head(status: 503, headers: [("Content-Length", "0")]), .end]
+                : [.head(status: 200, headers: [("Content-Length", "2")]), .body(Data("ok".utf8)), .end]
+        }
+        let finished = Locked<Data?>(nil)
+        weak var weakOperation: HTTPRequestOperation?
+        do {
+            let operation = HTTPRequestOperation(request: request("/flaky"))
+            var policy = RetryPolicy()
+            policy.baseDelay = 0.3
+            policy.jitter = 0
+            operation.retryPolicy = policy
+            operation.completionQueue = DispatchQueue(label: "afn.test.letgo")
+            operation.setCompletionBlockWithSuccess({ op, _ in finished.value = op.responseData }, failure: { _, _ in finished.value = Data() })
+            weakOperation = operation
+            operation.start()
+            XCTAssertTrue(spin { attempts.value >= 1 })
+        }
+        // Freed while waiting, it would never send the second attempt.
+        XCTAssertTrue(spin { finished.value != nil }, "an operation in flight is not freed when its owner lets it go")
+        XCTAssertEqual(finished.value, Data("ok".utf8), "the second attempt's body")
+        XCTAssertEqual(attempts.value, 2)
+        XCTAssertTrue(spin { weakOperation == nil }, "freed once it is over")
+    }
+
+    func testOperationsNeverStartedAreFreedWhenLetGo() {
+        weak var plain: HTTPRequestOperation?
+        weak var paused: HTTPRequestOperation?
+        weak var cancelled: HTTPRequestOperation?
+        do {
+            let first = HTTPRequestOperation(request: request("/never"))
+            let second = HTTPRequestOperation(request: request("/never"))
+            second.pause()
+            XCTAssertTrue(second.isPaused)
+            let third = HTTPRequestOperation(request: request("/never"))
+            third.cancel()
+            (plain, paused, cancelled) = (first, second, third)
+        }
+        XCTAssertTrue(spin { plain == nil && paused == nil && cancelled == nil }, "nothing holds an operation that never ran")
+        XCTAssertEqual(server.requests.count, 0)
+    }
+
     func testAnOperationPausedBeforeItsQueueStartedItWritesToItsStreamWhenResumed() throws {
         server.respond("/s", body: Data("streamed".utf8))
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("afn-paused-\(UUID().uuidString)").path
