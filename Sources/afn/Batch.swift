@@ -1,5 +1,5 @@
 import AFNetworking
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import ArgumentParser
 import Foundation
 #if canImport(FoundationNetworking)

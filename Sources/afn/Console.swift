@@ -1,4 +1,4 @@
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 
 /// stdout and stderr, written straight to their file descriptors (never

@@ -1,4 +1,4 @@
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import CAFOpenSSL
 import Foundation
 #if canImport(FoundationNetworking)

@@ -1,4 +1,4 @@
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 
 /// Evaluates a server's certificate chain against the trust store, the host

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 
 /// Tries several serializers in order and returns the first value one of them
 /// produces (`AFCompoundResponseSerializer`). When none does, it behaves like a plain

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 
 /// Decodes a JSON body into `T` with a `JSONDecoder` (not in 2.7).
 ///

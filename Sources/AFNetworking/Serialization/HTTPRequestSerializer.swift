@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 
 /// Builds requests with default headers and form-URL-encoded parameters
 /// (`AFHTTPRequestSerializer`). Parameters go into the query string for the methods in

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 
 /// Validates status code and content type, and returns the body unchanged
 /// (`AFHTTPResponseSerializer`). Subclasses decode the body further.

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 
 /// Encodes parameters as a JSON body (`AFJSONRequestSerializer`). Methods in
 /// `httpMethodsEncodingParametersInURI` still get a query string.

@@ -1,4 +1,4 @@
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 
 /// The body of a multipart request as an `InputStream` that produces its bytes on

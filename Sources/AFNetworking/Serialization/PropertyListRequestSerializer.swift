@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 
 /// Encodes parameters as a property-list body (`AFPropertyListRequestSerializer`).
 /// Methods in `httpMethodsEncodingParametersInURI` still get a query string.

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 
 /// Decodes property-list bodies (`AFPropertyListResponseSerializer`). Accepts `application/x-plist`.
 // @unchecked: its settings live in `settings` (LockedState); the base class guards the rest.

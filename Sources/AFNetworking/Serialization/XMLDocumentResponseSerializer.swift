@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 #if canImport(FoundationXML)
 import FoundationXML
 #endif

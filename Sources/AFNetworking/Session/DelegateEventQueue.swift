@@ -1,4 +1,4 @@
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 
 /// Runs a manager's delegate calls on its `operationQueue`, serially and in

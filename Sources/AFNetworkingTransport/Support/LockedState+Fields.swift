@@ -10,14 +10,17 @@
 /// and an update from another thread in between would be lost. They do not
 /// compile; a read-modify-write, or anything that spans several fields, goes
 /// through one `withLock`.
+@_spi(AFNetworkingInternal)
 extension LockedState {
     /// The field at `field`, read under the lock.
-    package subscript<Value>(_ field: KeyPath<State, Value>) -> Value {
+    @inlinable
+    public subscript<Value>(_ field: KeyPath<State, Value>) -> Value {
         withLock { $0[keyPath: field] }
     }
 
     /// Replaces the field at `field` under the lock.
-    package func set<Value>(_ field: WritableKeyPath<State, Value>, to value: Value) {
+    @inlinable
+    public func set<Value>(_ field: WritableKeyPath<State, Value>, to value: Value) {
         withLock { $0[keyPath: field] = value }
     }
 }

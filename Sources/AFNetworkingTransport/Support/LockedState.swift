@@ -10,18 +10,26 @@ import Glibc
 /// One allocation holds both the state and the `pthread_mutex_t` (a request
 /// creates several of these). pthread rather than the standard library's
 /// `Mutex`, whose locking ThreadSanitizer does not see.
-package struct LockedState<State>: @unchecked Sendable {
+///
+/// SPI-public rather than `package`: the compiler inlines and specializes a
+/// `public` inlinable function in another module but not a `package` one,
+/// and an unspecialized `withLock` looks up its result type's metadata at
+/// run time on every call (about 1,700 instructions per request, measured).
+/// The target is not a product, and the SPI keeps it out of clients' sight.
+@_spi(AFNetworkingInternal)
+public struct LockedState<State>: @unchecked Sendable {
     // @unchecked: the state is only reached between lock and unlock below;
     // copies of this struct share the one storage (and so the one lock).
-    private let storage: Storage
+    @usableFromInline let storage: Storage
 
-    package init(_ initial: State) {
+    @inlinable
+    public init(_ initial: State) {
         storage = Storage.make(initial)
     }
 
     /// Runs `body` with exclusive access to the state.
-    @inline(__always)
-    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    @inlinable @inline(__always)
+    public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { state, mutex in
             let status = pthread_mutex_lock(mutex)
             assert(status == 0, "LockedState re-entered on the same thread (pthread error \(status))")
@@ -32,7 +40,9 @@ package struct LockedState<State>: @unchecked Sendable {
 
     /// The state as the header of a buffer whose one element is the mutex,
     /// so the mutex has a stable address without an allocation of its own.
-    private final class Storage: ManagedBuffer<State, pthread_mutex_t> {
+    @usableFromInline
+    final class Storage: ManagedBuffer<State, pthread_mutex_t> {
+        @usableFromInline
         static func make(_ initial: State) -> Storage {
             let buffer = Storage.create(minimumCapacity: 1) { _ in initial }
             let storage = unsafeDowncast(buffer, to: Storage.self)
@@ -58,7 +68,9 @@ package struct LockedState<State>: @unchecked Sendable {
     }
 }
 
+@_spi(AFNetworkingInternal)
+@_spi(AFNetworkingInternal)
 extension LockedState where State: Sendable {
     /// A copy of the state.
-    package var value: State { withLock { $0 } }
+    public var value: State { withLock { $0 } }
 }

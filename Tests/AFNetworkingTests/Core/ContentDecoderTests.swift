@@ -1,4 +1,4 @@
-@testable import AFNetworkingTransport
+@_spi(AFNetworkingInternal) @testable import AFNetworkingTransport
 import CAFCompression
 import Foundation
 import XCTest

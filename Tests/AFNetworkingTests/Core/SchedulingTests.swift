@@ -1,5 +1,5 @@
 @testable import AFNetworking
-@testable import AFNetworkingTransport
+@_spi(AFNetworkingInternal) @testable import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,4 +1,5 @@
 @testable import AFNetworking
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,4 +1,4 @@
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 
 /// A mutable value the test shares with `@Sendable` blocks (completion,
 /// progress, challenge, redirect, observers, server handlers): a `let` box

@@ -1,4 +1,4 @@
-import AFNetworkingTransport
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 
 extension ReceivedResponse {
