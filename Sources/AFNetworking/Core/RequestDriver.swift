@@ -252,27 +252,29 @@ final class RequestDriver: @unchecked Sendable {
     /// effect (a front-end's hook that answers at once) is queued behind it.
     /// The engine's thread hands a drain over to the processing queue when
     /// it reaches an effect that must not run there.
-    private func drain(_ first: [Effect]) {
+    private func drain(_ first: consuming [Effect]) {
         var batch = first
-        while !batch.isEmpty {
-            for (index, effect) in batch.enumerated() {
-                if effect.mustLeaveEngineThread && engine.isReportingThread {
+        while true {
+            for index in batch.indices {
+                if batch[index].mustLeaveEngineThread && engine.isReportingThread {
                     let rest = Array(batch[index...])
                     CompletionDefaults.processingQueue.async { self.drain(rest) }
                     return
                 }
-                run(effect)
+                run(batch[index])
             }
-            batch = core.withLock { core -> [Effect] in
-                guard !core.effects.isEmpty else {
-                    core.draining = false
-                    core.releaseFrontendIfIdle()
-                    return []
-                }
-                var taken: [Effect] = []
-                swap(&taken, &core.effects)
-                return taken
+            batch.removeAll(keepingCapacity: true)
+            let more = core.withLock { core -> Bool in
+                // The effects queued meanwhile are taken and the emptied
+                // array goes back with its storage: the next event's effects
+                // need no allocation.
+                swap(&batch, &core.effects)
+                guard batch.isEmpty else { return true }
+                core.draining = false
+                core.releaseFrontendIfIdle()
+                return false
             }
+            guard more else { return }
         }
     }
 
