@@ -39,8 +39,13 @@ final class RequestDriver: @unchecked Sendable {
         /// only knows there is one).
         var interceptor: (any RequestInterceptor)?
         /// A session task's response decision, download file and resume
-        /// data (unused by operations).
-        var taskOutput = SessionTaskOutput()
+        /// data, boxed and made on first use: operations never use them, and
+        /// a finished operation keeps its `Core` for as long as it lives.
+        lazy var taskOutputBox = TaskOutputBox()
+        var taskOutput: SessionTaskOutput {
+            mutating get { taskOutputBox.value }
+            set { taskOutputBox.value = newValue }
+        }
         /// The front-end while the request is in flight or effects are left
         /// to reach it (see `attached`).
         var frontend: (any RequestFrontend)?
@@ -72,11 +77,19 @@ final class RequestDriver: @unchecked Sendable {
             frontend == nil && machine.phase != .finished && (machine.isInFlight || !effects.isEmpty)
         }
 
-        /// Lets the front-end go once the request is not in flight and no
-        /// effect is left that could reach it.
-        mutating func releaseFrontendIfIdle() {
-            if !draining, effects.isEmpty, !machine.isInFlight { frontend = nil }
+        /// Once the request is not in flight and no effect is left: lets
+        /// the front-end go, and the storage the effects array kept for the
+        /// next event (see `drain`).
+        mutating func settleIfIdle() {
+            guard !draining, effects.isEmpty, !machine.isInFlight else { return }
+            frontend = nil
+            effects = []
         }
+    }
+
+    /// See `Core.taskOutput`.
+    private final class TaskOutputBox {
+        var value = SessionTaskOutput()
     }
 
     /// What front-ends (and the driver's own reports) tell the request.
@@ -206,7 +219,7 @@ final class RequestDriver: @unchecked Sendable {
             if case .none = action {} else { core.effects.append(.perform(action)) }
             if core.mustHoldFrontend { core.frontend = attached }
             let batch = core.takeEffectsToDrain()
-            core.releaseFrontendIfIdle()
+            core.settleIfIdle()
             return (change, batch)
         }
         if let batch { drain(batch) }
@@ -271,7 +284,7 @@ final class RequestDriver: @unchecked Sendable {
                 swap(&batch, &core.effects)
                 guard batch.isEmpty else { return true }
                 core.draining = false
-                core.releaseFrontendIfIdle()
+                core.settleIfIdle()
                 return false
             }
             guard more else { return }
