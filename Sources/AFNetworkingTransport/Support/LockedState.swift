@@ -12,10 +12,11 @@ import Glibc
 /// `Mutex`, whose locking ThreadSanitizer does not see.
 ///
 /// SPI-public rather than `package`: the compiler inlines and specializes a
-/// `public` inlinable function in another module but not a `package` one,
-/// and an unspecialized `withLock` looks up its result type's metadata at
-/// run time on every call (about 1,700 instructions per request, measured).
-/// The target is not a product, and the SPI keeps it out of clients' sight.
+/// `public` inlinable function in another module but not a `package` one.
+/// Unspecialized, every lock access from AFNetworking called the generic
+/// `withLock`, which looks up its result type's metadata at run time: 9,100
+/// instructions per plain request, measured. The target is not a product,
+/// and the SPI keeps it out of clients' sight.
 @_spi(AFNetworkingInternal)
 public struct LockedState<State>: @unchecked Sendable {
     // @unchecked: the state is only reached between lock and unlock below;
