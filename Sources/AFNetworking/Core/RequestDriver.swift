@@ -512,18 +512,24 @@ final class RequestDriver: @unchecked Sendable {
     /// Counts a piece of body, first checking that `writer` (if any) has room
     /// and — for an output that may be diverted — looking the writer up in
     /// the same step, so a piece never goes to memory that was already
-    /// handed over. nil: the writer is full (pause the transfer).
+    /// handed over. A piece for the writer is queued in the same step as it
+    /// is counted: a cancel decided on another thread comes either before
+    /// both (the machine refuses the piece) or after both (its close writes
+    /// the piece), so progress never reports bytes the output did not get
+    /// and resume data always covers what progress reported. nil: the writer
+    /// is full (pause the transfer).
     func bodyReceived(_ transfer: Transfer, _ bytes: UnsafeRawBufferPointer, divertible: Bool,
                       fixedWriter: ResponseBodyWriter?) -> (ResponseBodyWriter?, TransferStateMachine.BodyAction)? {
-        if divertible {
-            return core.withLock { core -> (ResponseBodyWriter?, TransferStateMachine.BodyAction)? in
-                if let writer = core.writer, !writer.admit(transfer) { return nil }
-                return (core.writer, core.machine.bodyReceived(transfer.tag, bytes))
-            }
-        }
         // Full: curl keeps these bytes until the writer has drained.
-        if let fixedWriter, !fixedWriter.admit(transfer) { return nil }
-        return (fixedWriter, core.withLock { $0.machine.bodyReceived(transfer.tag, bytes) })
+        if !divertible, let fixedWriter, !fixedWriter.admit(transfer) { return nil }
+        return core.withLock { core -> (ResponseBodyWriter?, TransferStateMachine.BodyAction)? in
+            let writer = divertible ? core.writer : fixedWriter
+            if divertible, let writer, !writer.admit(transfer) { return nil }
+            let action = core.machine.bodyReceived(transfer.tag, bytes)
+            // Queuing copies the piece and schedules the writer: no I/O here.
+            if case .forward = action { writer?.enqueue(bytes) }
+            return (writer, action)
+        }
     }
 
     /// Whether `tag` names the current hop's transfer.

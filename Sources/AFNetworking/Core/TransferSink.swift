@@ -59,7 +59,7 @@ final class TransferSink: TransferDelegate {
             frontend.didReceiveBody(bytes, progress: progress, writer: nil)
             return .accepted
         case .forward(let progress):
-            writer?.enqueue(bytes)
+            // Already queued to the writer, in the step that counted it.
             frontend.didReceiveBody(bytes, progress: progress, writer: writer)
             return .accepted
         case .refuse:
