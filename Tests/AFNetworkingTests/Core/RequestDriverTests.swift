@@ -272,6 +272,34 @@ final class RequestDriverTests: XCTestCase {
         XCTAssertEqual(stream.written.value, sent * piece.utf8.count)
     }
 
+    func testACancelRacingThePiecesLeavesTheOutputWithExactlyTheBytesProgressReported() throws {
+        // A download keeps the bytes queued when it is cancelled (its resume
+        // data counts them). Counting a piece and queuing it are one step, so
+        // a cancel racing the pieces never falls between the two: progress
+        // never reports a byte the output did not get.
+        for _ in 0..<30 {
+            let (driver, engine, frontend) = make(keepsQueuedBodyOnCancel: true)
+            let completed = frontend.expectCompletion(self)
+            driver.handle(.start(request(), output: OutputStream(toMemory: ()), retry: nil, budget: nil, cancelled: false))
+            let transfer = try XCTUnwrap(engine.transfer(tag: 1))
+            XCTAssertNil(engine.head(transfer, status: 200))
+            let sent = expectation(description: "pieces sent")
+            let cancel = request()
+            DispatchQueue.global().async {
+                for index in 0..<500 {
+                    if index == 20 { DispatchQueue.global().async { driver.handle(.cancel(cancel)) } }
+                    guard engine.body(transfer, "0123456789")?.isAccepted == true else { break }
+                }
+                sent.fulfill()
+            }
+            wait(for: [sent, completed], timeout: 10)
+            let reported = frontend.progress.last?.total ?? 0
+            XCTAssertGreaterThanOrEqual(reported, 200)
+            XCTAssertEqual(frontend.completedOutcome?.error?.code, NSURLErrorCancelled)
+            XCTAssertEqual(Int64(frontend.completedOutcome?.memoryBody?.count ?? -1), reported)
+        }
+    }
+
     func testAnOutputThatFailsEndsTheRequestWithItsError() throws {
         let (driver, engine, frontend) = make()
         let stream = SlowMemoryStream(failing: true)
@@ -392,8 +420,8 @@ final class RequestDriverTests: XCTestCase {
 
     // MARK: - Helpers
 
-    private func make(divertible: Bool = false) -> (RequestDriver, FakeEngine, FakeFrontend) {
-        makeDriverOnFakeEngine(divertible: divertible)
+    private func make(divertible: Bool = false, keepsQueuedBodyOnCancel: Bool = false) -> (RequestDriver, FakeEngine, FakeFrontend) {
+        makeDriverOnFakeEngine(divertible: divertible, keepsQueuedBodyOnCancel: keepsQueuedBodyOnCancel)
     }
 
     private func request() -> URLRequest {
@@ -413,12 +441,12 @@ final class RequestDriverTests: XCTestCase {
 extension XCTestCase {
     /// A driver (no cache) between a `FakeFrontend` and a `FakeEngine`; the
     /// front-end lets go of a pending expectation when the test ends.
-    func makeDriverOnFakeEngine(divertible: Bool = false) -> (RequestDriver, FakeEngine, FakeFrontend) {
+    func makeDriverOnFakeEngine(divertible: Bool = false, keepsQueuedBodyOnCancel: Bool = false) -> (RequestDriver, FakeEngine, FakeFrontend) {
         let engine = FakeEngine()
         var configuration = TransferStateMachine.Configuration()
         configuration.consultsCache = false
         let driver = RequestDriver(configuration: configuration, engine: engine)
-        let frontend = FakeFrontend(driver: driver, divertible: divertible)
+        let frontend = FakeFrontend(driver: driver, divertible: divertible, keepsQueuedBodyOnCancel: keepsQueuedBodyOnCancel)
         driver.attach(frontend)
         addTeardownBlock { [frontend] in frontend.release() }
         return (driver, engine, frontend)
@@ -557,9 +585,15 @@ final class FakeFrontend: RequestFrontend, @unchecked Sendable {
         var completion: XCTestExpectation?
     }
 
-    init(driver: RequestDriver, divertible: Bool) {
+    /// As a download task: bytes queued for the writer when the request is
+    /// cancelled are still written (its resume data counts them).
+    let keepsQueuedBodyOnCancel: Bool
+    var dropsQueuedBodyOnCancel: Bool { !keepsQueuedBodyOnCancel }
+
+    init(driver: RequestDriver, divertible: Bool, keepsQueuedBodyOnCancel: Bool = false) {
         self.driver = driver
         outputMayBeDiverted = divertible
+        self.keepsQueuedBodyOnCancel = keepsQueuedBodyOnCancel
     }
 
     var proxies: Result<ProxyConfiguration, NSError>? {
