@@ -39,8 +39,9 @@ let package = Package(
         // without libpsl's types.
         .target(name: "CAFPSL", dependencies: ["CPSL"]),
         // The engine: the AFNetworking network thread, libcurl handles, transfers and the
-        // CURLcode → NSURLError table. Nothing in it is public; the AFNetworking target
-        // reaches it through `package` declarations.
+        // CURLcode → NSURLError table. The AFNetworking target reaches it through `package`
+        // declarations; only `LockedState` is public, behind the `AFNetworkingInternal` SPI,
+        // because the compiler inlines public (not package) inlinable code across targets.
         .target(
             name: "AFNetworkingTransport",
             dependencies: ["CAFCurl", "CAFOpenSSL", "CAFCompression"]
