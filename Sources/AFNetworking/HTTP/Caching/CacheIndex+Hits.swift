@@ -13,31 +13,10 @@ extension CacheIndex.Entry {
     /// may share one.
     func hit(age: TimeInterval) -> CachedURLResponse {
         let seconds = CacheRules.ageSeconds(age)
-        if let reused = lastHit.response(forAge: seconds) { return reused }
+        if let last = lastHit.withLock({ $0 }), last.age == seconds { return last.response }
         let made = CacheRules.withAge(cached, seconds: age)
-        lastHit.keep(made, forAge: seconds)
+        // Two requests that made one at the same time both keep theirs; either is right.
+        lastHit.withLock { $0 = (seconds, made) }
         return made
-    }
-}
-
-/// The last hit made from one stored entry and the age it says.
-final class LastHit: Sendable {
-    private struct Made: @unchecked Sendable {
-        // @unchecked: a CachedURLResponse and its response are immutable once made.
-        let age: Int
-        let response: CachedURLResponse
-    }
-
-    private let made = LockedState<Made?>(nil)
-
-    /// The response made for `age`, if that was the last one.
-    func response(forAge age: Int) -> CachedURLResponse? {
-        made.withLock { made in made.flatMap { $0.age == age ? $0.response : nil } }
-    }
-
-    /// Keeps `response` as the one for `age` (two requests that made one at
-    /// the same time both keep theirs; either is right).
-    func keep(_ response: CachedURLResponse, forAge age: Int) {
-        made.withLock { $0 = Made(age: age, response: response) }
     }
 }

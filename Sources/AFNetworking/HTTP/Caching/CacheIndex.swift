@@ -43,8 +43,9 @@ package final class CacheIndex: Sendable {
         let cached: CachedURLResponse
         let freshness: CacheFreshness
         let policyTag: String
-        /// The hit made last from this entry (see `hit(age:)`).
-        let lastHit = LastHit()
+        /// The hit made last from this entry and the whole-second age it
+        /// carries (see `hit(age:)`); copies of the entry share it.
+        let lastHit = LockedState<(age: Int, response: CachedURLResponse)?>(nil)
     }
 
     enum Lookup {
