@@ -99,14 +99,21 @@ final class URLSessionManagerDelegateTests: SessionTasksTestCase {
 
     // MARK: Response disposition
 
-    func testDidReceiveResponseAllow() {
-        server.respond("/ok", headers: [("Content-Type", "application/json")], body: Data("{\"ok\":true}".utf8))
-        let manager = makeManager()
+    /// The status of every response the did-receive-response block is asked
+    /// about, which it allows.
+    private func recordResponseStatuses(of manager: URLSessionManager) -> Locked<[Int]> {
         let statuses = Locked<[Int]>([])
         manager.setDataTaskDidReceiveResponseBlock { _, _, response in
             statuses.append((response as? HTTPURLResponse)?.statusCode ?? 0)
             return .allow
         }
+        return statuses
+    }
+
+    func testDidReceiveResponseAllow() {
+        server.respond("/ok", headers: [("Content-Type", "application/json")], body: Data("{\"ok\":true}".utf8))
+        let manager = makeManager()
+        let statuses = recordResponseStatuses(of: manager)
         let probe = makeProbe()
         let task = manager.dataTask(with: request("/ok"), completionHandler: probe.data)
         let outcome = run(task, probe)
@@ -139,11 +146,7 @@ final class URLSessionManagerDelegateTests: SessionTasksTestCase {
         server.respond("/fresh", headers: [("Cache-Control", "max-age=600"), ("Content-Type", "application/json")],
                        body: Data(#"{"ok":true}"#.utf8))
         let manager = makeManager(configuration: privateCacheConfiguration())
-        let statuses = Locked<[Int]>([])
-        manager.setDataTaskDidReceiveResponseBlock { _, _, response in
-            statuses.append((response as? HTTPURLResponse)?.statusCode ?? 0)
-            return .allow
-        }
+        let statuses = recordResponseStatuses(of: manager)
         for _ in 0..<2 {
             let probe = makeProbe()
             let outcome = run(manager.dataTask(with: request("/fresh"), completionHandler: probe.data), probe)
@@ -182,11 +185,7 @@ final class URLSessionManagerDelegateTests: SessionTasksTestCase {
         policy.maximumDelay = 0.05
         policy.jitter = 0
         manager.retryPolicy = policy
-        let statuses = Locked<[Int]>([])
-        manager.setDataTaskDidReceiveResponseBlock { _, _, response in
-            statuses.append((response as? HTTPURLResponse)?.statusCode ?? 0)
-            return .allow
-        }
+        let statuses = recordResponseStatuses(of: manager)
         let probe = makeProbe()
         let outcome = run(manager.dataTask(with: request("/busy"), completionHandler: probe.data), probe)
         XCTAssertEqual(server.requests.count, 2, "sent twice")
@@ -207,11 +206,7 @@ final class URLSessionManagerDelegateTests: SessionTasksTestCase {
         let manager = makeManager()
         manager.responseSerializer = HTTPResponseSerializer()
         manager.requestInterceptor = KeepEverything()
-        let statuses = Locked<[Int]>([])
-        manager.setDataTaskDidReceiveResponseBlock { _, _, response in
-            statuses.append((response as? HTTPURLResponse)?.statusCode ?? 0)
-            return .allow
-        }
+        let statuses = recordResponseStatuses(of: manager)
         let probe = makeProbe()
         let outcome = run(manager.dataTask(with: request("/denied"), completionHandler: probe.data), probe)
         XCTAssertEqual((outcome.response as? HTTPURLResponse)?.statusCode, 401)
