@@ -19,7 +19,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     private struct State {
         var requestSerializer = HTTPRequestSerializer()
         var responseSerializer: HTTPResponseSerializer = JSONResponseSerializer()
-        var operationQueue = OperationQueue()
+        var operationQueue: OperationQueue = DependencySafeOperationQueue()
         var shouldUseCredentialStorage = true
         var credential: URLCredential?
         var securityPolicy = SecurityPolicy.default()

@@ -1,5 +1,6 @@
 @_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
+import Synchronization
 
 extension URLConnectionOperation {
     /// Groups operations into a batch: returns them plus one final operation
@@ -8,7 +9,9 @@ extension URLConnectionOperation {
     /// `progressBlock` runs after each operation's own completion, with 1…N
     /// finished; `completionBlock` runs on the main queue after every
     /// operation's completion work (success/failure, completion block and
-    /// progress) has returned.
+    /// progress) has returned. It always comes, also when the batch is
+    /// cancelled (unlike 2.x, whose final block operation then never ran):
+    /// each operation's `isCancelled` and `error` say what was cancelled.
     @preconcurrency
     public static func batch(ofRequestOperations operations: [URLConnectionOperation],
                              progressBlock: (@Sendable (_ numberOfFinishedOperations: Int, _ totalNumberOfOperations: Int) -> Void)?,
@@ -27,11 +30,11 @@ extension URLConnectionOperation {
                              completionBlock: (@Sendable ([URLConnectionOperation]) -> Void)?) -> [Operation] {
         let queue = completionQueue ?? .main
         guard !operations.isEmpty else {
-            return [BlockOperation { queue.async { completionBlock?([]) } }]
+            return [BatchCompletionOperation { queue.async { completionBlock?([]) } }]
         }
         let group = DispatchGroup()
         let counter = BatchCounter(total: operations.count)
-        let batchOperation = BlockOperation {
+        let batchOperation = BatchCompletionOperation {
             group.notify(queue: queue) { completionBlock?(operations) }
         }
         for operation in operations {
@@ -64,5 +67,36 @@ private final class BatchCounter: Sendable {
             count += 1
             return count
         }
+    }
+}
+
+/// A batch's final operation: asks for the completion once every operation's
+/// completion work has returned — also when cancelled, when Foundation would
+/// skip a `BlockOperation`'s block (the group still waits for every operation).
+final class BatchCompletionOperation: Operation, @unchecked Sendable {
+    // @unchecked: `body` is immutable, `asked` atomic; Operation's own state is Foundation's.
+    private let body: @Sendable () -> Void
+    private let asked = Atomic<Bool>(false)
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+        super.init()
+    }
+
+    override func start() {
+        // Cancelled, it finishes at once while the operations it depends on
+        // may still run and point at it (see `DependencyLifetime`). Not
+        // cancelled here, the queue started it because they had all finished.
+        if isCancelled { DependencyLifetime.hold(untilDependenciesFinish: self) }
+        super.start()
+        // Foundation skipped `main()` if a cancel came first (even one racing this start).
+        askOnce()
+    }
+
+    override func main() { askOnce() }
+
+    private func askOnce() {
+        guard !asked.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        body()
     }
 }

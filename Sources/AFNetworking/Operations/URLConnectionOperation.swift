@@ -49,6 +49,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         var logger: Logger?
         /// `connectionProxyDictionary` (nil: the environment decides).
         var proxies: ProxySetting?
+        /// The queue that started the operation, if any: where its dependents
+        /// are looked for when it is cancelled (see `DependencyLifetime`).
+        weak var startingQueue: OperationQueue?
     }
 
     /// Runs the request's lifecycle.
@@ -337,8 +340,11 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     open override func start() {
         let cancelled = isCancelled
         guard cancelled || super.isReady else { return }
+        // Foundation's queue starts an operation with itself as the current queue.
+        let queue = OperationQueue.current
         let (request, stream, retry, limit, interceptor) = settings.withLock { settings in
-            (settings.request, settings.outputStream, settings.retryPolicy, settings.timeoutIntervalForResource, settings.requestInterceptor)
+            settings.startingQueue = queue
+            return (settings.request, settings.outputStream, settings.retryPolicy, settings.timeoutIntervalForResource, settings.requestInterceptor)
         }
         let interception = interceptor.map { InterceptionPlan(interceptor: $0, serializerAcceptableStatusCodes: serializerAcceptableStatusCodes) }
         let plan = retry.map { TransferStateMachine.RetryPlan(policy: $0, bodyCanBeResent: BodyStreams.canResend(request)) }
@@ -358,7 +364,11 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         dependencyEdits.wrappingAdd(1, ordering: .relaxed)
         super.cancel()
         dependencyEdits.wrappingSubtract(1, ordering: .relaxed)
-        let request = self.request
+        let (request, queue) = settings.withLock { ($0.request, $0.startingQueue) }
+        // Running: the dependents still in its queue are held until it has
+        // finished, whoever else holds them (swift-corelibs-foundation's
+        // unretained back-pointers, see `DependencyLifetime`).
+        if let queue, driver.phase != .ready { DependencyLifetime.hold(dependentsOf: self, in: queue) }
         driver.handle(.cancel(request))
     }
 
