@@ -24,7 +24,12 @@ struct Get: ParsableCommand {
     func validate() throws {
         try RequestOptions.validateURL(url)
         if resume, output.output == nil { throw ValidationError("--resume needs --output") }
-        guard !method.isEmpty, !method.contains(where: \.isWhitespace) else { throw ValidationError("not an HTTP method: \(method)") }
+        // RFC 9110 §9.1: a method is a token; anything else would be written into the request line as is.
+        let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
+        let isToken = !method.isEmpty && method.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || tokenSymbols.contains(byte)
+        }
+        guard isToken else { throw ValidationError("not an HTTP method (a token: letters, digits and !#$%&'*+-.^_`|~): \(method.debugDescription)") }
     }
 
     func run() throws {

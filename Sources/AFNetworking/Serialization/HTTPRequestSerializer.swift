@@ -188,10 +188,14 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     /// Throws `NSURLErrorBadURL` in `AFURLRequestSerializationErrorDomain` for an invalid URL string,
     /// and `NSURLErrorCannotDecodeRawData` in that domain for parameters with no query-string form
     /// (not a dictionary, array or set, or a leaf such as a struct whose text would be its `description`).
+    /// A method that is not an RFC 9110 token (a CR, LF or space in it) throws `NSURLErrorBadURL` in
+    /// `NSURLErrorDomain`, the error the transport gives such a request.
     open func request(withMethod method: String, urlString: String, parameters: Any?) throws -> URLRequest {
         guard let url = URL(string: urlString) else {
             throw requestSerializationError(code: NSURLErrorBadURL, description: "Invalid URL string: \(urlString)")
         }
+        // The transport refuses it too; refused here, a verb fails before it makes an operation or task.
+        if let problem = RequestValidation.methodProblem(method, url: url) { throw problem }
         var request = URLRequest(url: url)
         request.httpMethod = method
         applyChangedProperties(to: &request)

@@ -47,6 +47,31 @@ package enum RequestValidation {
         return true
     }
 
+    /// nil when the request method is an RFC 9110 token (§9.1: method = token);
+    /// otherwise the error (`NSURLErrorBadURL`, as for a bad header field). The
+    /// method is written into the request line as it is: a CR, LF or space in
+    /// it would end that line early and smuggle a second request to the server.
+    package static func methodProblem(in request: URLRequest, url: URL?) -> NSError? {
+        request.httpMethod.flatMap { methodProblem($0, url: url) }
+    }
+
+    /// As `methodProblem(in:url:)`, for a method about to be put in a request.
+    package static func methodProblem(_ method: String, url: URL?) -> NSError? {
+        if isToken(method) { return nil }
+        return TransportErrors.make(NSURLErrorBadURL, url: url, underlying: nil,
+                                    description: "The request method \"\(printable(method))\" is not a token (RFC 9110 §9.1: letters, digits and !#$%&'*+-.^_`|~ only); nothing was sent.")
+    }
+
+    /// Whether `text` is a non-empty RFC 9110 token.
+    package static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(ResponseHead.isFieldNameCharacter)
+    }
+
+    /// `text` with control characters spelled as `\u{…}`, for an error message.
+    package static func printable(_ text: String) -> String {
+        text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+    }
+
     /// nil when every header field can be sent as is; otherwise the error
     /// (`NSURLErrorBadURL`, naming the field): a CR or LF would let a value
     /// smuggle in another header or a second request, and NUL ends a C string

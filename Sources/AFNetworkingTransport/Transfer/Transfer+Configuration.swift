@@ -12,6 +12,7 @@ extension Transfer {
     func configure() throws {
         let request = options.request
         let url = try RequestValidation.targetURL(of: request).get()
+        if let problem = RequestValidation.methodProblem(in: request, url: url) { throw problem }
         if let problem = RequestValidation.headerProblem(in: request, url: url) { throw problem }
         let userdata = Unmanaged.passUnretained(self).toOpaque()
 
