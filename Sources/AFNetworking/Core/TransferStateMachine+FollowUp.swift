@@ -41,7 +41,10 @@ extension TransferStateMachine {
         let request = followUp.hop.request
         switch answer {
         case .cancel:
-            return deliver(Outcome(failure: Self.cancellationError(for: request), response: .received(followUp.response),
+            // A proxy's refusal of CONNECT is not the origin's answer: the
+            // request ends cancelled with no response rather than the proxy's head.
+            let response = followUp.response.isTunnelRefusal ? nil : TransferStateMachine.ResponseValue.received(followUp.response)
+            return deliver(Outcome(failure: Self.cancellationError(for: request), response: response,
                                    request: request, journey: journey))
         case .continueWithoutCredential:
             return offeringToRetrier(declineFollowUp(journey, hop: followUp.hop, response: followUp.response), journey: journey,
@@ -53,7 +56,8 @@ extension TransferStateMachine {
             }
             journey.authenticationFailures += 1
             var effects = FollowUpEffects()
-            effects.storeCookies = (followUp.response, request)
+            // A proxy's Set-Cookie is not the origin's.
+            if !followUp.response.isTunnelRefusal { effects.storeCookies = (followUp.response, request) }
             if credential.persistence != .none { effects.storeCredential = (credential, space) }
             let credentials = TransferCredentials(user: user, password: password, scheme: offer.scheme, forProxy: forProxy)
             return startHop(journey, request: request, credentials: credentials, revalidates: false, after: effects)

@@ -364,7 +364,7 @@ extension TransferStateMachine {
 
     /// The 3xx/401/407 becomes the result, its held body the output.
     mutating func declineFollowUp(_ journey: Journey, hop: Hop, response: ReceivedResponse) -> Action {
-        if response.statusCode == 407, let proxy = response.proxy, proxy.tunnels(scheme: hop.request.url?.scheme ?? "") {
+        if response.isTunnelRefusal, let proxy = response.proxy {
             // The proxy's refusal to open the tunnel is not the origin's
             // answer: it never becomes the response (API.md), the request fails.
             let error = TransportErrors.make(NSURLErrorUserAuthenticationRequired, url: hop.request.url, underlying: nil,

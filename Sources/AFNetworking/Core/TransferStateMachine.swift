@@ -497,7 +497,9 @@ struct TransferStateMachine {
     var currentResponse: ResponseValue? {
         switch state {
         case .running(let journey, let hop): return hop.response.map(ResponseValue.received) ?? journey.lastResponse
-        case .awaitingFollowUp(_, let followUp): return .received(followUp.response)
+        case .awaitingFollowUp(let journey, let followUp):
+            // While a proxy's 407 to CONNECT is being answered, the origin has said nothing yet.
+            return followUp.response.isTunnelRefusal ? journey.lastResponse : .received(followUp.response)
         case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _):
             return journey.lastResponse
         case .decidingRetry(_, _, let failed): return failed.response

@@ -21,10 +21,15 @@ package final class ReceivedResponse: Sendable {
     /// The proxy the response came through (nil: direct). A 407's
     /// protection space names it; a CONNECT answer is never reported as a head.
     package let proxy: ProxyEndpoint?
+    /// The proxy's own refusal to open a CONNECT tunnel (its 407): a proxy's
+    /// head, handed over only so that a challenge can answer it, never to be
+    /// presented as the origin's response or to set the origin's cookies.
+    package let isTunnelRefusal: Bool
     private let built = LockedState<HTTPURLResponse?>(nil)
 
     package init(url: URL, statusCode: Int, head: HeadBytes, redirectURL: URL? = nil,
-                 trailerFields: [(name: String, value: String)] = [], proxy: ProxyEndpoint? = nil) {
+                 trailerFields: [(name: String, value: String)] = [], proxy: ProxyEndpoint? = nil, isTunnelRefusal: Bool = false) {
+        self.isTunnelRefusal = isTunnelRefusal
         self.url = url
         self.statusCode = statusCode
         self.head = head
@@ -40,12 +45,20 @@ package final class ReceivedResponse: Sendable {
 
     /// The same head with the redirect target curl resolved.
     package func withRedirectURL(_ target: URL?) -> ReceivedResponse {
-        ReceivedResponse(url: url, statusCode: statusCode, head: head, redirectURL: target, trailerFields: trailerFields, proxy: proxy)
+        ReceivedResponse(url: url, statusCode: statusCode, head: head, redirectURL: target, trailerFields: trailerFields, proxy: proxy,
+                         isTunnelRefusal: isTunnelRefusal)
     }
 
     /// The same head with the trailer fields that followed its body.
     package func withTrailerFields(_ fields: [(name: String, value: String)]) -> ReceivedResponse {
-        ReceivedResponse(url: url, statusCode: statusCode, head: head, redirectURL: redirectURL, trailerFields: fields, proxy: proxy)
+        ReceivedResponse(url: url, statusCode: statusCode, head: head, redirectURL: redirectURL, trailerFields: fields, proxy: proxy,
+                         isTunnelRefusal: isTunnelRefusal)
+    }
+
+    /// The same head, marked as the proxy's refusal of CONNECT.
+    package func asTunnelRefusal() -> ReceivedResponse {
+        ReceivedResponse(url: url, statusCode: statusCode, head: head, redirectURL: redirectURL, trailerFields: trailerFields, proxy: proxy,
+                         isTunnelRefusal: true)
     }
 
     /// The trailer fields with repeated names joined by ", " (as header fields).

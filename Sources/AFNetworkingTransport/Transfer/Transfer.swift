@@ -126,7 +126,7 @@ package final class Transfer: @unchecked Sendable {
             if refusal.statusCode == 407 {
                 // An exchange with the proxy that asks for credentials: the
                 // adapter's challenge handling answers it (or ends with it).
-                response = refusal
+                response = refusal.asTunnelRefusal()
                 error = nil
             } else {
                 error = TransportErrors.make(NSURLErrorCannotConnectToHost, url: options.request.url, underlying: nil,

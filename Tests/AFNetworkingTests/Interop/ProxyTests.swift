@@ -200,6 +200,22 @@ final class ProxyTests: SessionTasksTestCase {
         XCTAssertNil(operation.response, "the proxy's answer to CONNECT is never the response")
     }
 
+    func testAConnect407WhoseChallengeIsCancelledEndsCancelledWithoutTheProxysHead() throws {
+        let proxy = try tinyproxy(credentials: ("alice", "s3cret"))
+        let (url, policy) = try httpsOrigin("/teapot")
+        let operation = operation(url, proxies: proxy.dictionary, policy: policy)
+        let seenDuringChallenge = Locked<[Int?]>([])
+        operation.setWillSendRequestForAuthenticationChallengeBlock { operation, challenge in
+            // While the challenge is open, the origin has not answered either.
+            seenDuringChallenge.append((operation.response as? HTTPURLResponse)?.statusCode)
+            challenge.sender?.cancel(challenge)
+        }
+        let outcome = run(operation)
+        XCTAssertEqual((outcome.error as NSError?)?.code, NSURLErrorCancelled, "\(String(describing: outcome.error))")
+        XCTAssertNil(operation.response, "the proxy's 407 is never presented as the origin's response")
+        XCTAssertEqual(seenDuringChallenge.value, [nil])
+    }
+
     func testAPlainHTTPProxys407NamesTheProxyAndItsCredentialsNeverReachTheOrigin() throws {
         let proxy = try tinyproxy(credentials: ("alice", "s3cret"))
         server.respond("/behind-proxy", body: Data("origin".utf8))
