@@ -528,6 +528,13 @@ final class RequestDriver: @unchecked Sendable {
             let action = core.machine.bodyReceived(transfer.tag, bytes)
             // Queuing copies the piece and schedules the writer: no I/O here.
             if case .forward = action { writer?.enqueue(bytes) }
+            if case .promote(let response, let held, _, let restartOutput) = action, let writer {
+                if restartOutput { writer.restart() }
+                // A streamed body's caller gets the head before the first byte.
+                writer.announceHead(response)
+                held.withUnsafeBytes { writer.enqueue($0) }
+                writer.enqueue(bytes)
+            }
             return (writer, action)
         }
     }

@@ -62,6 +62,12 @@ final class TransferSink: TransferDelegate {
             // Already queued to the writer, in the step that counted it.
             frontend.didReceiveBody(bytes, progress: progress, writer: writer)
             return .accepted
+        case .promote(_, let held, let progress, _):
+            // Already queued to the writer, held bytes first; progress covers both.
+            var both = held
+            both.append(contentsOf: bytes)
+            both.withUnsafeBytes { frontend.didReceiveBody($0, progress: progress, writer: writer) }
+            return .accepted
         case .refuse:
             return .abort(TransferStateMachine.cancellationError(for: transfer.options.request))
         }

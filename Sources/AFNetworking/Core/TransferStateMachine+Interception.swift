@@ -97,13 +97,16 @@ extension TransferStateMachine {
     /// journey as the attempt left it, nothing of the failure in its output).
     /// A retry policy's retry was already decided inside `action`: the
     /// policy comes first. Not offered: a cancellation, an answer from the
-    /// cache, and a transport error after the answer's head reached the
-    /// output (bytes the caller received are never taken back).
+    /// cache, and a transport error or status after the answer's head reached
+    /// the output (bytes the caller received are never taken back: an answer
+    /// too large to hold on a stream output is streamed, see `heldBodyLimit`).
     mutating func offeringToRetrier(_ action: Action, journey: Journey, hop: Hop) -> Action {
         guard let interception = journey.interception, case .deliver(let failed) = action, case .delivering = state else { return action }
         let received = failed.response?.received
+        // Bytes of the answer that reached the output are never taken back.
+        guard !(hop.route == .output && hop.response != nil) else { return action }
         if failed.error != nil {
-            guard !failed.isCancellation, !(hop.route == .output && hop.response != nil) else { return action }
+            guard !failed.isCancellation else { return action }
         } else {
             guard let received, !failed.servedFromCache, !interception.acceptableStatusCodes.contains(received.statusCode) else {
                 return action

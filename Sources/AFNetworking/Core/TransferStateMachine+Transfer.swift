@@ -28,6 +28,10 @@ extension TransferStateMachine {
         case keptWithProgress(Progress)
         /// Output for the adapter's stream: write the bytes, then report progress.
         case forward(Progress)
+        /// A held answer became the output (too large to hold on a stream
+        /// output): announce its head, write the held bytes and then these,
+        /// then report progress for both.
+        case promote(ReceivedResponse, held: Data, Progress, restartOutput: Bool)
         /// Not current: refuse.
         case refuse
     }
@@ -126,6 +130,33 @@ extension TransferStateMachine {
             return .kept
         case .held, .aside, .provisional:
             let room = configuration.heldBodyLimit - hop.heldBody.count
+            // A memory output holds the whole body: delivered, it would be in memory anyway.
+            if room >= bytes.count || journey.output.memory != nil {
+                state = .modifying
+                hop.heldBody.append(contentsOf: bytes)
+                state = .running(journey, hop)
+                return .kept
+            }
+            if hop.route == .provisional, let response = hop.response {
+                // Too large to hold for a retry on a stream output: the answer
+                // becomes the result, streamed from here on, whole; it is no
+                // longer offered for a retry (what the caller got stays).
+                state = .modifying
+                let held = hop.heldBody
+                hop.heldBody = Data()
+                hop.route = .output
+                // What an earlier attempt left in the stream goes first.
+                let restartOutput = journey.output.entityBytes > 0 || journey.output.streamHoldsStaleBytes
+                journey.output.streamHoldsStaleBytes = false
+                journey.output.restart()
+                journey.output.expectedLength = response.expectedContentLength
+                journey.output.entityBytes = Int64(held.count + bytes.count)
+                let progress = Progress(bytes: held.count + bytes.count, total: journey.output.entityBytes,
+                                        expected: journey.output.expectedLength)
+                state = .running(journey, hop)
+                return .promote(response, held: held, progress, restartOutput: restartOutput)
+            }
+            // A redirect's or challenge's body past the limit is cut (see heldBodyLimit).
             guard room > 0 else { return .kept }
             state = .modifying
             hop.heldBody.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(room)))

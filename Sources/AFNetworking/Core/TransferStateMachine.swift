@@ -25,7 +25,10 @@ struct TransferStateMachine {
         /// as the response, so a block that keeps offering a wrong credential cannot loop.
         var maximumAuthenticationAttempts = 8
         /// Bodies of responses that may be followed up (redirects, challenges)
-        /// are small in practice; past this they are cut rather than held without bound.
+        /// are small in practice; past this, on a stream output, a redirect's
+        /// or challenge's body is cut rather than held without bound, and an
+        /// answer held for a retry becomes the output (a memory output holds
+        /// any of them whole: delivered, it would be in memory anyway).
         var heldBodyLimit = 1 << 20
     }
 

@@ -44,7 +44,9 @@ public enum RetryResult: Sendable {
 /// Redirects and authentication challenges are answered before: a 401 reaches
 /// the retrier once no credential answered it. The body of an attempt that is
 /// retried is discarded (it never reaches the caller); one that is not
-/// retried is the response's body (held up to 1 MiB while the retrier decides;
+/// retried is the response's body, never cut (held whole while the retrier
+/// decides when it goes to memory; on an output stream or `bytes(for:)` held up
+/// to 1 MiB, past which it is streamed whole and not offered to the retrier;
 /// a session manager's response-decision block is asked about it at the end,
 /// then its data block gets it in one piece, as for a declined redirect).
 ///

@@ -410,11 +410,38 @@ final class TransferStateMachineTests: XCTestCase {
         XCTAssertEqual(delivered(machine.transferCompleted(1, response: head(200), error: nil))?.memoryBody?.count, 4)
     }
 
-    func testHeldBodiesAreCut() {
+    func testHeldBodiesAreKeptWholeInMemoryAndCutOnAStream() {
+        var inMemory = Machine(configuration: .init(consultsCache: false, heldBodyLimit: 10))
+        _ = inMemory.start(get(), bodyInMemory: true)
+        let first = redirect(&inMemory, tag: 1, to: "http://127.0.0.1:9/n", body: 25)
+        XCTAssertEqual(delivered(inMemory.redirectDecided(token: first.token, nil))?.memoryBody?.count, 25,
+                       "delivered, it would be in memory anyway")
+        var streamed = Machine(configuration: .init(consultsCache: false, heldBodyLimit: 10))
+        _ = streamed.start(get(), bodyInMemory: false)
+        let second = redirect(&streamed, tag: 1, to: "http://127.0.0.1:9/n", body: 25)
+        XCTAssertEqual(delivered(streamed.redirectDecided(token: second.token, nil))?.bodyToWrite?.count, 10)
+    }
+
+    func testAnAnswerHeldForTheRetrierBecomesTheStreamedOutputPastTheLimit() {
         var machine = Machine(configuration: .init(consultsCache: false, heldBodyLimit: 10))
-        _ = machine.start(get(), bodyInMemory: true)
-        let question = redirect(&machine, tag: 1, to: "http://127.0.0.1:9/n", body: 25)
-        XCTAssertEqual(delivered(machine.redirectDecided(token: question.token, nil))?.memoryBody?.count, 10)
+        guard case .adapt(let adapt) = machine.start(get(), bodyInMemory: false, interception: .init(original: get())) else {
+            return XCTFail("not adapting")
+        }
+        let tag = hop(machine.adapted(token: adapt.token, .success(get())))?.tag ?? 0
+        guard case .proceed(.provisional, false) = machine.headReceived(tag, head(404, ["Content-Length": "25"])) else {
+            return XCTFail("not held for the retrier")
+        }
+        guard case .kept = machine.bodyReceived(tag, bytes(6)) else { return XCTFail("not held") }
+        guard case .promote(let response, let held, let progress, false) = machine.bodyReceived(tag, bytes(9)) else {
+            return XCTFail("not promoted")
+        }
+        XCTAssertEqual(response.statusCode, 404)
+        XCTAssertEqual(held.count, 6)
+        XCTAssertEqual(progress, .init(bytes: 15, total: 15, expected: 25))
+        guard case .forward(let next) = machine.bodyReceived(tag, bytes(10)) else { return XCTFail("not forwarded") }
+        XCTAssertEqual(next.total, 25)
+        let outcome = delivered(machine.transferCompleted(tag, response: head(404, ["Content-Length": "25"]), error: nil))
+        XCTAssertEqual(outcome?.statusCode, 404, "delivered as it is: the retrier is not asked about bytes already out")
     }
 
     // MARK: - Cache
