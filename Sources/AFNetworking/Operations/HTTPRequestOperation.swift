@@ -197,6 +197,14 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         // entity is still the one they came from.
         let offset = bytesWrittenToOutput
         let response = self.response
+        guard ResumeRules.canContinue(contentEncoding: response?.value(forHTTPHeaderField: "Content-Encoding")) else {
+            // Decoded bytes in the output, a Range counts coded ones: resume starts over.
+            settings.withLock { settings in
+                settings.request.setValue(nil, forHTTPHeaderField: "Range")
+                settings.request.setValue(nil, forHTTPHeaderField: "If-Range")
+            }
+            return
+        }
         settings.withLock { settings in
             // If-Range with the ETag, else (beyond 2.7) with Last-Modified, so a
             // changed entity is sent whole instead of spliced.

@@ -80,6 +80,11 @@ final class ResumableFile: @unchecked Sendable {
     func record(_ response: ReceivedResponse) {
         var next = sidecar
         switch response.statusCode {
+        case 200 where !ResumeRules.canContinue(response):
+            // Decoded bytes on disk: the next run starts over (no validator to send).
+            next.etag = nil
+            next.lastModified = nil
+            next.expectedLength = nil
         case 200:
             next.etag = response.value(forField: "etag")
             next.lastModified = response.value(forField: "last-modified")

@@ -28,12 +28,13 @@ struct DownloadResumeData: Codable, Equatable {
     var expectedLength: Int64?
 
     /// The data, or nil when `download` cannot be resumed: a GET whose
-    /// response (200 or 206) carried a validator, with at least one byte of
-    /// the entity in its partial file.
+    /// response (200 or 206) carried a validator and no content coding, with
+    /// at least one byte of the entity in its partial file.
     static func make(request: URLRequest?, response: ReceivedResponse?, earlier: DownloadResumeData?,
                      partialFile: URL, bytesWritten: Int64) -> DownloadResumeData? {
         guard let request, let url = request.url, (request.httpMethod ?? "GET").uppercased() == "GET",
-              let response, response.statusCode == 200 || response.statusCode == 206, bytesWritten > 0 else { return nil }
+              let response, response.statusCode == 200 || response.statusCode == 206, bytesWritten > 0,
+              ResumeRules.canContinue(response) else { return nil }
         let validator = response.value(forField: "etag") ?? response.value(forField: "last-modified")
             ?? (response.statusCode == 206 ? earlier?.validator : nil)
         guard let validator else { return nil }

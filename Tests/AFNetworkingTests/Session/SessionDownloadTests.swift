@@ -255,6 +255,23 @@ final class SessionDownloadTests: SessionTransferTestCase {
 
     // MARK: Resume data
 
+    /// Its partial file holds decoded bytes while a Range would count gzip's:
+    /// resuming failed with -1016. No resume data is handed out for it.
+    func testAContentCodedDownloadHandsOutNoResumeData() throws {
+        let plain = pattern(600_000)
+        let coded = try GzipCommand.compress(plain, level: 1)
+        let split = coded.count / 2
+        server.route("/coded.bin") { _ in
+            [.head(status: 200, headers: [("ETag", "\"c1\""), ("Content-Encoding", "gzip"), ("Content-Length", "\(coded.count)")]),
+             .body(coded.prefix(split)), .wait(30), .body(coded.dropFirst(split)), .end]
+        }
+        let manager = makeManager()
+        let (_, interrupted) = interrupt(manager, request("/coded.bin"), after: 1)
+        XCTAssertEqual(interrupted.producedCalls, 1)
+        XCTAssertNil(interrupted.resumeData, "a content-coded body cannot be continued with Range")
+        XCTAssertEqual(interrupted.error?.code, NSURLErrorCancelled)
+    }
+
     private struct Interrupted {
         var resumeData: Data?
         var producedCalls = 0

@@ -22,6 +22,21 @@ enum ResumeRules {
         case notApplicable
     }
 
+    /// Whether a later request may continue `response`'s body from the bytes
+    /// already written: not when it carries a content coding (gzip, br …).
+    /// The output holds the decoded bytes, while a `Range` counts bytes of the
+    /// coded representation (RFC 9110 §14.1.1), whose decoder state is gone:
+    /// such a download starts over instead of resuming at the wrong byte.
+    static func canContinue(_ response: ReceivedResponse) -> Bool {
+        canContinue(contentEncoding: response.value(forField: "content-encoding"))
+    }
+
+    /// As `canContinue(_:)`, from the response's `Content-Encoding` value.
+    static func canContinue(contentEncoding: String?) -> Bool {
+        guard let coding = contentEncoding else { return true }
+        return coding.split(separator: ",").allSatisfy { $0.trimmingCharacters(in: .whitespaces).lowercased() == "identity" }
+    }
+
     /// The offset of a `Range: bytes=N-` request, as `pause()` writes it.
     static func offset(of request: URLRequest) -> Int64? {
         guard let range = request.value(forHTTPHeaderField: "Range"), range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
