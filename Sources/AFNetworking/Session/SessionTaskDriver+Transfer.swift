@@ -31,11 +31,11 @@ extension SessionTaskDriver: RequestFrontend {
         case .download(let start):
             if let failure = prepareDownloadFile(start) { return ready(.failure(failure)) }
             ready(.success(request))
-        case .upload(.file(let file)):
+        case .upload(.file(let file, let measuredAtStart)):
             // Each hop that still carries the body reads the file again
             // (nothing to ask anyone); one redirected to a GET carries none.
             guard request.httpBodyStream != nil else { return ready(.success(request)) }
-            ready(SessionTaskDriver.request(request, streamingFrom: file))
+            ready(SessionTaskDriver.request(request, streamingFrom: file, measuringLength: measuredAtStart))
         case .data, .upload(.data), .upload(.stream):
             guard consumedBodyStream else { return ready(.success(request)) }
             askForNewBodyStream(request, ready: ready)
@@ -49,15 +49,28 @@ extension SessionTaskDriver: RequestFrontend {
     // MARK: - Request bodies
 
     /// `request` with a fresh stream over `file`, or NSURLErrorFileDoesNotExist.
-    static func request(_ request: URLRequest, streamingFrom file: URL) -> Result<URLRequest, NSError> {
+    /// `measuringLength`: the file as it is now — its current size is the
+    /// `Content-Length` and exactly that many bytes are read (URLSession's
+    /// rule), so a file that grew after the task was made is sent whole, not
+    /// refused. Otherwise the caller's `Content-Length` stands and the whole
+    /// file is read (a file of another length then fails the request).
+    static func request(_ request: URLRequest, streamingFrom file: URL, measuringLength: Bool = false) -> Result<URLRequest, NSError> {
         var isDirectory: ObjCBool = false
+        let unreadable = TransportErrors.make(NSURLErrorFileDoesNotExist, url: request.url, underlying: nil,
+                                              description: "The file to upload does not exist or cannot be read: \(file.path).")
         guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-              FileManager.default.isReadableFile(atPath: file.path), let stream = InputStream(url: file) else {
-            return .failure(TransportErrors.make(NSURLErrorFileDoesNotExist, url: request.url, underlying: nil,
-                                                 description: "The file to upload does not exist or cannot be read: \(file.path)."))
-        }
+              FileManager.default.isReadableFile(atPath: file.path) else { return .failure(unreadable) }
         var streaming = request
-        streaming.httpBodyStream = stream
+        if measuringLength {
+            guard let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value else {
+                return .failure(unreadable)
+            }
+            streaming.setValue(String(size), forHTTPHeaderField: "Content-Length")
+            streaming.httpBodyStream = FileSliceInputStream(path: file.path, length: size)
+        } else {
+            guard let stream = InputStream(url: file) else { return .failure(unreadable) }
+            streaming.httpBodyStream = stream
+        }
         return .success(streaming)
     }
 

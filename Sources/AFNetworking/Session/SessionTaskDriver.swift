@@ -13,8 +13,9 @@ enum SessionTaskKind: Sendable {
     case download(DownloadStart)
 
     enum UploadBody: Sendable {
-        /// Streamed from this file on every hop.
-        case file(URL)
+        /// Streamed from this file on every hop; `measuredAtStart`: the caller
+        /// set no `Content-Length`, so each hop sends the file as it is then.
+        case file(URL, measuredAtStart: Bool)
         /// `httpBody` (sent from memory).
         case data
         /// The request's `httpBodyStream`.

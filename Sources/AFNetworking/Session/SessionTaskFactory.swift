@@ -56,7 +56,7 @@ struct SessionTaskFactory {
         var expected: Int64
         switch body {
         case .file(let file):
-            kind = .file(file)
+            kind = .file(file, measuredAtStart: prepared.value(forHTTPHeaderField: "Content-Length") == nil)
             prepared.httpBody = nil
             // The stream marks that the request carries the file: a redirect
             // that turns it into a GET drops it, a 307/308 keeps it (and each

@@ -6,9 +6,11 @@ import FoundationNetworking
 import XCTest
 
 /// A request body is sent with exactly its declared `Content-Length`: a body
-/// source that grows after the request was made fails the request before its
-/// last declared byte (nothing past the length reaches the server, where it
-/// would read as the next request), and one that shrinks fails at once.
+/// source longer than declared fails the request before its last declared byte
+/// (nothing past the length reaches the server, where it would read as the
+/// next request), and one that is shorter fails at once. An upload task's
+/// file with no `Content-Length` of the caller's is measured when the transfer
+/// starts.
 final class SessionUploadLengthTests: SessionTransferTestCase {
     private let smuggled = Data("GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
 
@@ -37,7 +39,11 @@ final class SessionUploadLengthTests: SessionTransferTestCase {
                        "the failed upload was never complete at the server and nothing after it was read as a request")
     }
 
-    func testAFileThatGrowsAfterTheTaskWasMadeFailsAndSmugglesNothing() throws {
+    /// URLSession sends an upload task's file as it is when the transfer
+    /// starts: one that grew after the task was made is sent whole, with its
+    /// length then (it was refused with -1021), and what it holds is body,
+    /// never a second request.
+    func testAFileThatGrowsAfterTheTaskWasMadeIsSentAsItIsWhenTheTransferStarts() throws {
         serveCounting("/upload")
         let file = temporaryURL("growing-upload")
         try pattern(1000, salt: 3).write(to: file)
@@ -45,7 +51,7 @@ final class SessionUploadLengthTests: SessionTransferTestCase {
         let outcome = Locked(TaskOutcome())
         let done = expectation(description: "upload")
         let task = manager.uploadTask(with: post("/upload"), fromFile: file, progress: nil, completionHandler: recorder(outcome, done))
-        // The file grows (a log being written) after the task fixed its length.
+        // The file grows (a log being written) after the task was made.
         let handle = try FileHandle(forWritingTo: file)
         handle.seekToEndOfFile()
         handle.write(smuggled)
@@ -53,13 +59,14 @@ final class SessionUploadLengthTests: SessionTransferTestCase {
 
         let result = finish(task, outcome, done, timeout: 30)
         XCTAssertEqual(result.calls, 1)
-        XCTAssertEqual(result.error?.domain, NSURLErrorDomain)
-        XCTAssertEqual(result.error?.code, NSURLErrorRequestBodyStreamExhausted, "a body longer than declared fails clearly")
-        XCTAssertLessThan(task.countOfBytesSent, 1000, "the last declared byte is held until the stream is known to end")
-        assertOnlyTheFollowUpReachedTheServer(manager)
+        XCTAssertNil(result.error)
+        let received = (result.object as? [String: Any])?["received"]
+        XCTAssertEqual((received as? Int) ?? (received as? NSNumber)?.intValue, 1000 + smuggled.count)
+        XCTAssertEqual(server.requests.map(\.uri), ["/upload"], "the appended bytes were body, not a request")
+        XCTAssertEqual(server.requests.first?.body, pattern(1000, salt: 3) + smuggled)
     }
 
-    func testAFileThatShrinksAfterTheTaskWasMadeFails() throws {
+    func testAFileThatShrinksAfterTheTaskWasMadeIsSentAsItIsWhenTheTransferStarts() throws {
         serveCounting("/upload")
         let file = temporaryURL("shrinking-upload")
         try pattern(1000, salt: 4).write(to: file)
@@ -71,7 +78,25 @@ final class SessionUploadLengthTests: SessionTransferTestCase {
 
         let result = finish(task, outcome, done, timeout: 30)
         XCTAssertEqual(result.calls, 1)
+        XCTAssertNil(result.error)
+        XCTAssertEqual(server.requests.first?.body, pattern(600, salt: 4))
+    }
+
+    /// A Content-Length the caller set stands: a file of another length fails
+    /// the request, and nothing past the declared length reaches the server.
+    func testAFileLongerThanTheCallersContentLengthFailsAndSmugglesNothing() throws {
+        serveCounting("/upload")
+        let file = temporaryURL("declared-upload")
+        try (pattern(1000, salt: 7) + smuggled).write(to: file)
+        var request = post("/upload")
+        request.setValue("1000", forHTTPHeaderField: "Content-Length")
+        let manager = makeManager()
+        let outcome = Locked(TaskOutcome())
+        let done = expectation(description: "upload")
+        let task = manager.uploadTask(with: request, fromFile: file, progress: nil, completionHandler: recorder(outcome, done))
+        let result = finish(task, outcome, done, timeout: 30)
         XCTAssertEqual(result.error?.code, NSURLErrorRequestBodyStreamExhausted)
+        XCTAssertLessThan(task.countOfBytesSent, 1000, "the last declared byte is held until the stream is known to end")
         assertOnlyTheFollowUpReachedTheServer(manager)
     }
 
