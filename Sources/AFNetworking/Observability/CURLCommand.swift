@@ -1,3 +1,4 @@
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -56,7 +57,14 @@ enum CURLCommand {
             note = "# The body is streamed from an input stream and is not shown; add it with --data-binary @FILE."
             lines.append("--data-binary @-")
         }
-        lines.append(quoted(url.absoluteString))
+        if let unix = UnixSocketURL.target(of: url) {
+            // curl has no http+unix scheme: the socket is an option, the URL
+            // the one the library gives curl (host "localhost").
+            lines.append("--unix-socket \(quoted(unix.socketPath))")
+            lines.append(quoted(unix.curlURL))
+        } else {
+            lines.append(quoted(url.absoluteString))
+        }
         let command = prefix + "curl " + lines.joined(separator: " \\\n\t")
         return note.map { $0 + "\n" + command } ?? command
     }
