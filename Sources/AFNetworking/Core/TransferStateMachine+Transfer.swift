@@ -340,7 +340,8 @@ extension TransferStateMachine {
         case .discard:
             // A 416 confirming the whole entity is already here.
             let earlier = journey.output.responseBeforeResume ?? journey.lastResponse?.received
-            let standing = earlier ?? response.standingForCompleteEntity(length: journey.output.entityBytes)
+            let standing = (earlier ?? response).standingForCompleteEntity(length: journey.output.entityBytes,
+                                                                           describesEntity: earlier != nil)
             return deliver(Outcome(success: .received(standing), request: hop.request, journey: journey))
         case .aside:
             var outcome = Outcome(success: .received(response), request: hop.request, journey: journey)

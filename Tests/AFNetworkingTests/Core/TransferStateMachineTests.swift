@@ -184,7 +184,7 @@ final class TransferStateMachineTests: XCTestCase {
         XCTAssertNone(machine.transferCompleted(2, response: nil, error: nil), "the refused transfer's end is moot")
     }
 
-    func testA416ForACompleteBodyCompletesWithTheEarlierResponse() {
+    func testA416ForACompleteBodyCompletesWithA206BuiltFromTheEarlierResponse() {
         var machine = started()
         _ = machine.headReceived(1, head(200, ["Content-Length": "40", "X-First": "yes"]))
         _ = machine.bodyReceived(1, bytes(40))
@@ -195,7 +195,9 @@ final class TransferStateMachineTests: XCTestCase {
         }
         let outcome = delivered(machine.transferCompleted(2, response: head(416), error: nil))
         guard case .received(let response)? = outcome?.response else { return XCTFail("no response") }
-        XCTAssertEqual(response.statusCode, 200)
+        XCTAssertEqual(response.statusCode, 206, "one rule: a resumed download completes with a 206")
+        XCTAssertEqual(response.value(forField: "x-first"), "yes", "built from the earlier response")
+        XCTAssertEqual(response.value(forField: "content-range"), "bytes 0-39/40")
         XCTAssertEqual(outcome?.memoryBody?.count, 40)
     }
 

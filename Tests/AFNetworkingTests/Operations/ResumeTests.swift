@@ -96,7 +96,8 @@ final class ResumeTests: OperationTestCase {
         operation.resume()
         XCTAssertTrue(spin { done.value && operation.isFinished })
         XCTAssertNil(operation.error, "\(server.requests.map { ($0.uri, $0.headers.first(name: "range") ?? "-") })")
-        XCTAssertEqual(operation.response?.statusCode, 200)
+        XCTAssertEqual(operation.response?.statusCode, 206, "a resumed download completes with a 206, whole here")
+        XCTAssertEqual(operation.response?.expectedContentLength, 10_000)
         XCTAssertEqual(operation.responseData, Data(small))
     }
 

@@ -51,7 +51,8 @@ final class SessionDownloadCompleteTests: SessionTransferTestCase {
         let target = temporaryURL("whole")
         let (_, outcome) = runDownload(makeManager(), resumeData: data, destination: { _, _ in target })
         XCTAssertNil(outcome.error, "not -1011: the partial file holds the whole entity")
-        XCTAssertEqual((outcome.response as? HTTPURLResponse)?.statusCode, 200)
+        XCTAssertEqual((outcome.response as? HTTPURLResponse)?.statusCode, 206, "a resumed download completes with a 206, whole here")
+        XCTAssertEqual((outcome.response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range"), "bytes 0-\(body.count - 1)/\(body.count)")
         XCTAssertEqual(outcome.fileURL, target)
         XCTAssertEqual(try Data(contentsOf: target), body, "the partial file was moved, not orphaned")
         let ranged = server.requests.filter { $0.headers.first(name: "range") != nil }
