@@ -9,7 +9,12 @@
 struct cafdec {
     cafdec_kind kind;
     int ended;        // the stream's (zstd: the last frame's) end was seen
-    int raw_deflate;  // deflate: fell back to a raw stream
+    // deflate: the stream's first two bytes, held until both have arrived,
+    // because they tell a zlib stream from raw deflate (see deflate_lead).
+    uint8_t lead[2];
+    size_t lead_len;  // how many of them have arrived
+    size_t lead_fed;  // how many of them zlib has taken
+    int format_known; // deflate: the lead decided zlib or raw
     z_stream z;
     BrotliDecoderState *brotli;
     ZSTD_DStream *zstd;
@@ -45,8 +50,12 @@ cafdec *cafdec_new(cafdec_kind kind) {
     return d;
 }
 
-static int zlib_step(cafdec *d, const uint8_t *in, size_t in_len, size_t *in_used,
-                     uint8_t *out, size_t out_cap, size_t *out_len) {
+// One inflate call over `in`, with cafdec_step's contract. After the end of
+// a gzip member another may follow; after the end of a deflate stream nothing.
+static int inflate_some(cafdec *d, const uint8_t *in, size_t in_len, size_t *in_used,
+                        uint8_t *out, size_t out_cap, size_t *out_len) {
+    *in_used = 0;
+    *out_len = 0;
     if (d->ended) {
         if (in_len == 0) return 0;
         // A gzip body may be several members one after another (RFC 1952 §2.2).
@@ -55,35 +64,64 @@ static int zlib_step(cafdec *d, const uint8_t *in, size_t in_len, size_t *in_use
     }
     uInt in_avail = in_len > UINT_MAX ? UINT_MAX : (uInt)in_len;
     uInt out_avail = out_cap > UINT_MAX ? UINT_MAX : (uInt)out_cap;
-    uLong started_at = d->z.total_in;
-    for (;;) {
-        d->z.next_in = (Bytef *)in;
-        d->z.avail_in = in_avail;
-        d->z.next_out = out;
-        d->z.avail_out = out_avail;
-        int result = inflate(&d->z, Z_NO_FLUSH);
-        *in_used = in_avail - d->z.avail_in;
-        *out_len = out_avail - d->z.avail_out;
-        switch (result) {
-        case Z_OK:
-        case Z_BUF_ERROR: // no progress possible: needs input or room
-            return 0;
-        case Z_STREAM_END:
-            d->ended = 1;
-            return 0;
-        case Z_DATA_ERROR:
-            // Some servers send "deflate" without the zlib wrapper: retry the
-            // stream's first bytes as raw deflate, once.
-            if (d->kind == CAFDEC_DEFLATE && !d->raw_deflate && started_at == 0 && d->z.total_out == 0
-                && inflateReset2(&d->z, -MAX_WBITS) == Z_OK) {
-                d->raw_deflate = 1;
-                continue;
-            }
-            return -1;
-        default:
-            return -1;
-        }
+    d->z.next_in = (Bytef *)in;
+    d->z.avail_in = in_avail;
+    d->z.next_out = out;
+    d->z.avail_out = out_avail;
+    int result = inflate(&d->z, Z_NO_FLUSH);
+    *in_used = in_avail - d->z.avail_in;
+    *out_len = out_avail - d->z.avail_out;
+    switch (result) {
+    case Z_OK:
+    case Z_BUF_ERROR: // no progress possible: needs input or room
+        return 0;
+    case Z_STREAM_END:
+        d->ended = 1;
+        return 0;
+    default:
+        return -1;
     }
+}
+
+// Whether two bytes open a zlib stream (RFC 1950 §2.2): method 8 with a
+// window of at most 32 KiB, and a header that is a multiple of 31.
+static int is_zlib_header(const uint8_t lead[2]) {
+    return (lead[0] & 0x0F) == 8 && (lead[0] >> 4) <= 7 && ((lead[0] << 8) | lead[1]) % 31 == 0;
+}
+
+// "deflate" is meant to be a zlib stream, but some servers send raw deflate.
+// The first two bytes tell which, so they are held until both have arrived:
+// deciding on whatever the first delivery holds (one byte, say) would make
+// the outcome depend on how the network cut the body.
+static int deflate_lead(cafdec *d, const uint8_t *in, size_t in_len, size_t *taken) {
+    *taken = 0;
+    while (d->lead_len < 2 && *taken < in_len) d->lead[d->lead_len++] = in[(*taken)++];
+    if (d->lead_len < 2) return 0;
+    if (!is_zlib_header(d->lead) && inflateReset2(&d->z, -MAX_WBITS) != Z_OK) return -1;
+    d->format_known = 1;
+    return 0;
+}
+
+static int zlib_step(cafdec *d, const uint8_t *in, size_t in_len, size_t *in_used,
+                     uint8_t *out, size_t out_cap, size_t *out_len) {
+    size_t taken = 0;
+    if (d->kind == CAFDEC_DEFLATE && !d->format_known) {
+        if (deflate_lead(d, in, in_len, &taken) != 0) return -1;
+        *in_used = taken;
+        if (!d->format_known) return 0;
+    }
+    if (d->lead_fed < d->lead_len) {
+        // The held bytes go to zlib before anything after them.
+        size_t fed = 0;
+        int result = inflate_some(d, d->lead + d->lead_fed, d->lead_len - d->lead_fed, &fed, out, out_cap, out_len);
+        d->lead_fed += fed;
+        *in_used = taken;
+        if (result != 0 || *out_len > 0 || d->lead_fed < d->lead_len) return result;
+    }
+    const uint8_t *rest = in ? in + taken : in;
+    int result = inflate_some(d, rest, in_len - taken, in_used, out, out_cap, out_len);
+    *in_used += taken;
+    return result;
 }
 
 static int brotli_step(cafdec *d, const uint8_t *in, size_t in_len, size_t *in_used,

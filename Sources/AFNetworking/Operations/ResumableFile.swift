@@ -88,7 +88,8 @@ final class ResumableFile: @unchecked Sendable {
         case 200:
             next.etag = response.value(forField: "etag")
             next.lastModified = response.value(forField: "last-modified")
-            next.expectedLength = response.value(forField: "content-encoding") == nil ? (Int64(response.value(forField: "content-length") ?? "") ?? nil) : nil
+            // Unknown (nil) when Content-Length does not count the bytes written (a transfer coding).
+            next.expectedLength = response.expectedContentLength >= 0 ? response.expectedContentLength : nil
         case 206:
             if let total = response.value(forField: "content-range")?.split(separator: "/").last.flatMap({ Int64($0) }) {
                 next.expectedLength = total

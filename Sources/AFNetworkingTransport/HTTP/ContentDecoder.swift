@@ -1,7 +1,9 @@
 import CAFCompression
 import Foundation
 
-/// Undoes a response's content codings (RFC 9110 §8.4) in bounded steps.
+/// Undoes a response's content codings (RFC 9110 §8.4), and its transfer
+/// codings but chunked (RFC 9112 §7; `BodyDecoding` says which), in bounded
+/// steps.
 ///
 /// libcurl can decode too, but it expands a whole network read at once and,
 /// when the owner pauses, keeps all of that expansion in memory: a 64 KiB read
@@ -49,17 +51,26 @@ final class ContentDecoder {
         guard let value else { return .identity }
         var kinds: [cafdec_kind] = []
         for token in value.split(separator: ",") {
-            switch token.trimmingCharacters(in: .whitespaces).lowercased() {
-            case "", "identity": continue
-            case "gzip", "x-gzip": kinds.append(CAFDEC_GZIP)
-            case "deflate": kinds.append(CAFDEC_DEFLATE)
-            case "br": kinds.append(CAFDEC_BROTLI)
-            case "zstd": kinds.append(CAFDEC_ZSTD)
-            default: return .passThrough
-            }
+            let name = token.trimmingCharacters(in: .whitespaces).lowercased()
+            if name.isEmpty || name == "identity" { continue }
+            guard let known = kind(named: name) else { return .passThrough }
+            kinds.append(known)
         }
         if kinds.isEmpty { return .identity }
         return kinds.count > maximumCodings ? .passThrough : .decode(kinds)
+    }
+
+    /// The decoder for a coding name (lowercase), as a content coding or a
+    /// transfer coding (curl accepts the same names in both); nil when this
+    /// library does not know it.
+    static func kind(named name: String) -> cafdec_kind? {
+        switch name {
+        case "gzip", "x-gzip": return CAFDEC_GZIP
+        case "deflate": return CAFDEC_DEFLATE
+        case "br": return CAFDEC_BROTLI
+        case "zstd": return CAFDEC_ZSTD
+        default: return nil
+        }
     }
 
     /// Decoders for `codings` (in the order the server applied them); nil when memory is short.

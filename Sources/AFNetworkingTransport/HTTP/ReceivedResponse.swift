@@ -87,9 +87,18 @@ package final class ReceivedResponse: Sendable {
         head.firstSpan(named: wanted) != nil
     }
 
-    /// Content-Length, or -1 when absent or unparsable (Foundation's meaning).
+    /// The length of the body as delivered, for progress: Content-Length, or
+    /// -1 when absent or unparsable (Foundation's meaning), and -1 as well
+    /// when the field does not count the delivered bytes — the library
+    /// decodes a coded body, so its decoded bytes would be counted against
+    /// the coded length (920,000 of 50,170), and any Transfer-Encoding makes
+    /// Content-Length meaningless (RFC 9112 §6.3). The resume data says
+    /// unknown for a coded body already.
     package var expectedContentLength: Int64 {
-        value(forField: "content-length").flatMap { Int64($0) } ?? -1
+        if hasField("transfer-encoding") { return -1 }
+        let contentEncoding = hasField("content-encoding") ? values(forField: "content-encoding").joined(separator: ",") : nil
+        if case .decode = ContentDecoder.plan(forContentEncoding: contentEncoding) { return -1 }
+        return value(forField: "content-length").flatMap { Int64($0) } ?? -1
     }
 
     /// The `HTTPURLResponse`, built on first use and kept.

@@ -45,7 +45,7 @@ package final class Transfer: @unchecked Sendable {
     private var refusedTunnel: ReceivedResponse?
     /// The head of the response whose body is arriving, once complete.
     private var currentResponse: ReceivedResponse?
-    /// Undoes that response's content codings (nil: its body is passed on as received).
+    /// Undoes that response's codings but chunked (nil: its body is passed on as received; see `BodyDecoding`).
     private var contentDecoder: ContentDecoder?
     /// What curl measured, set when the transfer ends (before its delegate hears of it).
     package private(set) var timings: TransferTimings?
@@ -174,7 +174,7 @@ package final class Transfer: @unchecked Sendable {
         }
         if let contentDecoder, !contentDecoder.isComplete {
             return TransportErrors.make(NSURLErrorCannotDecodeContentData, url: url, underlying: nil,
-                                        description: "The response body ended inside its compressed data (Content-Encoding).")
+                                        description: "The response body ended inside its compressed data (Content-Encoding or Transfer-Encoding).")
         }
         return nil
     }
@@ -212,10 +212,15 @@ package final class Transfer: @unchecked Sendable {
                 awaitingTunnel = false
             }
             currentResponse = response
-            let codings = response.hasField("content-encoding") ? response.values(forField: "content-encoding").joined(separator: ",") : nil
-            switch ContentDecoder.plan(forContentEncoding: codings) {
-            case .identity, .passThrough:
+            switch BodyDecoding.plan(for: response, method: options.request.httpMethod ?? "GET") {
+            case .asReceived:
                 contentDecoder = nil
+            case .refuse(let reason):
+                // curl's answer too (CURLE_BAD_CONTENT_ENCODING, its test 2119): the body cannot be decoded.
+                contentDecoder = nil
+                abortReason = .failed(TransportErrors.make(NSURLErrorCannotDecodeContentData, url: url, underlying: nil,
+                                                           description: reason))
+                return 0
             case .decode(let codings):
                 guard let decoder = ContentDecoder(codings: codings) else {
                     abortReason = .failed(TransportErrors.make(NSURLErrorCannotDecodeContentData, url: url, underlying: nil,

@@ -56,11 +56,28 @@ final class ContentDecoderTests: XCTestCase {
 
     func testEveryCodingWorksOneByteAtATime() throws {
         for (vector, kinds, text) in [(Self.zlibHello, [CAFDEC_DEFLATE], Self.deflateHelloText),
+                                      (Self.rawDeflateHello, [CAFDEC_DEFLATE], Self.deflateHelloText),
                                       (Self.brotliHello, [CAFDEC_BROTLI], Self.brotliHelloText),
                                       (Self.zstdHello, [CAFDEC_ZSTD], Self.zstdHelloText),
                                       (Self.gzipOfDeflate, [CAFDEC_DEFLATE, CAFDEC_GZIP], "two codings, two codings")] {
             XCTAssertEqual(try decodeAll(vector, kinds, deliverySize: 1), Data(text.utf8), "\(kinds)")
         }
+    }
+
+    /// "deflate" with or without its zlib wrapper is told apart by its first
+    /// two bytes, however the network cuts the body: a first delivery of one
+    /// byte of raw deflate failed (-1016), the same bytes in one delivery decoded.
+    func testRawDeflateIsRecognisedWhateverTheFirstDeliveryHolds() throws {
+        for size in [1, 2, 3, 7, 64] {
+            XCTAssertEqual(try decodeAll(Self.rawDeflateHello, [CAFDEC_DEFLATE], deliverySize: size), Data(Self.deflateHelloText.utf8),
+                           "raw deflate in deliveries of \(size)")
+            XCTAssertEqual(try decodeAll(Self.zlibHello, [CAFDEC_DEFLATE], deliverySize: size), Data(Self.deflateHelloText.utf8),
+                           "zlib in deliveries of \(size)")
+        }
+        let oneByte = try XCTUnwrap(ContentDecoder(codings: [CAFDEC_DEFLATE]))
+        let outcome = try [Self.rawDeflateHello[0]].withUnsafeBytes { raw in try oneByte.decode(raw) { _ in true } }
+        XCTAssertEqual(outcome, .consumed, "held until the second byte says which")
+        XCTAssertFalse(oneByte.isComplete, "one byte is no deflate stream")
     }
 
     func testConcatenatedGzipMembersAreOneBody() throws {

@@ -74,6 +74,43 @@ final class ContentDecodingTests: SessionTasksTestCase {
         }
     }
 
+    /// Raw deflate (no zlib wrapper) whose first byte arrives alone: the
+    /// decoder waits for the second to tell the formats apart. It failed
+    /// with -1016, while the same bytes in one delivery decoded.
+    func testRawDeflateWhoseFirstByteArrivesAloneIsDecoded() {
+        let raw = Data(ContentDecoderTests.rawDeflateHello)
+        server.route("/rawdeflate") { _ in
+            [.head(status: 200, headers: [("Content-Encoding", "deflate"), ("Content-Length", "\(raw.count)")]),
+             .body(raw.prefix(1)), .wait(0.1), .body(raw.dropFirst()), .end]
+        }
+        let (operation, outcome) = get("/rawdeflate")
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.responseString, ContentDecoderTests.deflateHelloText)
+    }
+
+    /// Content-Length counts the coded bytes; progress counts decoded ones
+    /// (920,000 of 50,170). The expected total is unknown (-1) instead, as the
+    /// resume data already said.
+    func testDownloadProgressOfACodedBodyHasNoExpectedTotal() throws {
+        let plain = Data(String(repeating: "progress ", count: 20_000).utf8)
+        let coded = try GzipCommand.compress(plain)
+        server.respond("/codedprogress", headers: [("Content-Encoding", "gzip")], body: coded)
+        let operation = HTTPRequestOperation(request: request("/codedprogress"))
+        let totals = Locked<[Int64]>([])
+        let expected = Locked<[Int64]>([])
+        operation.setDownloadProgressBlock { _, total, expectedTotal in
+            totals.append(total)
+            expected.append(expectedTotal)
+        }
+        let outcome = run(operation)
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.responseData, plain)
+        XCTAssertTrue(spin(until: { totals.value.last == Int64(plain.count) }), "progress counts the decoded bytes")
+        XCTAssertFalse(expected.value.isEmpty)
+        XCTAssertTrue(expected.value.allSatisfy { $0 == -1 }, "not the coded length \(coded.count): \(Set(expected.value))")
+        XCTAssertEqual(operation.response?.value(forHTTPHeaderField: "Content-Length"), "\(coded.count)", "the head still says it")
+    }
+
     func testAHeadAnswerWithACodingAndNoBodySucceeds() {
         server.respond("/head", headers: [("Content-Encoding", "gzip")], body: Data())
         var request = request("/head")
