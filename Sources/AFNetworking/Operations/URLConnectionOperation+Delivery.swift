@@ -69,6 +69,7 @@ extension URLConnectionOperation: RequestFrontend {
     }
 
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer, progress: TransferStateMachine.Progress, writer: ResponseBodyWriter?) {
+        bodyBytesReceived.wrappingAdd(Int64(bytes.count), ordering: .relaxed)
         guard let block = settings.withLock({ $0.downloadProgress }) else { return }
         let queue = effectiveCompletionQueue, group = effectiveCompletionGroup
         let report: @Sendable () -> Void = {
@@ -79,6 +80,7 @@ extension URLConnectionOperation: RequestFrontend {
     }
 
     func didSendBody(bytes: Int, total: Int64, expected: Int64) {
+        bodyBytesSent.store(total, ordering: .relaxed)
         guard let block = settings.withLock({ $0.uploadProgress }) else { return }
         MainQueueWork.async(on: effectiveCompletionQueue, group: effectiveCompletionGroup) { block(bytes, total, expected) }
     }

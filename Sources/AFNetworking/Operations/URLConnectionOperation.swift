@@ -68,6 +68,12 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     let readinessAsked = Atomic<Bool>(false)
     /// Dependency changes and cancels in progress (their `isReady` reads are not a queue's).
     let dependencyEdits = Atomic<Int>(0)
+    /// Response body bytes delivered and request body bytes sent (the current
+    /// hop's), as `URLSessionTask` counts them; a `RequestGraph` sums them.
+    let bodyBytesReceived = Atomic<Int64>(0)
+    let bodyBytesSent = Atomic<Int64>(0)
+    var countOfBodyBytesReceived: Int64 { bodyBytesReceived.load(ordering: .relaxed) }
+    var countOfBodyBytesSent: Int64 { bodyBytesSent.load(ordering: .relaxed) }
 
     /// Creates an operation for `request`; nothing is sent until it starts.
     public required init(request: URLRequest) {

@@ -1,0 +1,84 @@
+@testable import AFNetworking
+import Foundation
+import XCTest
+
+/// The graph's state alone: events in, actions out, no queue and no I/O.
+final class RequestGraphStateTests: XCTestCase {
+    private let graph = ObjectIdentifier(NSObject.self)
+
+    private func node(_ index: Int) -> RequestGraphNode { RequestGraphNode(name: "n\(index)", graph: graph, index: index) }
+
+    private func enqueued(_ actions: [RequestGraphState.Action]) -> [Int] {
+        actions.compactMap { if case .enqueue(let index, _) = $0 { return index } else { return nil } }
+    }
+
+    private func settled(_ actions: [RequestGraphState.Action]) -> [Int] {
+        actions.compactMap { if case .cancelAndSettle(let index, _) = $0 { return index } else { return nil } }
+    }
+
+    private func report(_ actions: [RequestGraphState.Action]) -> RequestGraphReport? {
+        actions.lazy.compactMap { if case .complete(let report) = $0 { return report } else { return nil } }.first
+    }
+
+    /// Adds `dependencies.count` operation nodes (node i depends on `dependencies[i]`).
+    private func state(_ dependencies: [[Int]], hosts: [String?]? = nil, maxConcurrent: Int = 6, maxPerHost: Int = 0) -> RequestGraphState {
+        var state = RequestGraphState()
+        state.maxConcurrent = maxConcurrent
+        state.maxPerHost = maxPerHost
+        for (index, list) in dependencies.enumerated() {
+            _ = state.add(node(index), dependencies: list, policy: .cancel, work: .operation(BlockOperation {}), host: hosts?[index] ?? nil)
+        }
+        return state
+    }
+
+    func testNothingStartsBeforeStartThenRootsStartInOrder() {
+        var state = state([[], [0], []])
+        XCTAssertEqual(enqueued(state.start()), [0, 2])
+        XCTAssertEqual(enqueued(state.operationFinished(0, outcome: .succeeded)), [1])
+        _ = state.operationFinished(2, outcome: .succeeded)
+        let last = state.operationFinished(1, outcome: .succeeded)
+        XCTAssertEqual(report(last)?.allSucceeded, true)
+        XCTAssertTrue(state.isFinished)
+    }
+
+    func testCancelMakesWaitingNodesCancelledNotSkippedUnlessADependencyHadFailedFirst() {
+        var state = state([[], [0], [1], []])
+        _ = state.start()
+        _ = state.operationFinished(3, outcome: .failed(URLError(.badServerResponse)))
+        var more = state
+        // n0 running; n1 and n2 waiting on it: the cancel ends them cancelled.
+        let actions = state.cancel()
+        XCTAssertEqual(settled(actions), [1, 2])
+        guard case .settling(_, .cancelled) = state.nodes[2].phase else { return XCTFail("\(state.nodes[2].phase)") }
+        // A node one of whose dependencies had failed before the cancel (the
+        // other still running) is skipped, naming it.
+        XCTAssertTrue(enqueued(more.add(node(4), dependencies: [3, 0], policy: .cancel, work: .operation(BlockOperation {}), host: nil)).isEmpty)
+        XCTAssertEqual(settled(more.cancel()), [1, 2, 4])
+        guard case .settling(_, .skipped(let because)) = more.nodes[4].phase, because == node(3) else {
+            return XCTFail("\(more.nodes[4].phase)")
+        }
+    }
+
+    func testTheCapsHoldNodesBackUntilASlotFrees() {
+        var state = state([[], [], [], []], hosts: ["a", "a", "b", "b"], maxConcurrent: 3, maxPerHost: 1)
+        XCTAssertEqual(enqueued(state.start()), [0, 2])
+        XCTAssertEqual(enqueued(state.operationFinished(0, outcome: .succeeded)), [1])
+        state.maxConcurrent = 1
+        XCTAssertEqual(enqueued(state.operationFinished(2, outcome: .succeeded)), [])
+        XCTAssertEqual(enqueued(state.operationFinished(1, outcome: .succeeded)), [3])
+    }
+
+    func testACycleIsNamedFromTheNodeBeingAdded() {
+        let state = state([[], [0], [1]])
+        XCTAssertEqual(state.cycle(adding: "new", dependencies: [2], dependents: [0]), ["new", "n2", "n1", "n0"])
+        XCTAssertNil(state.cycle(adding: "new", dependencies: [2], dependents: []))
+        XCTAssertNil(state.cycle(adding: "new", dependencies: [], dependents: [0]))
+    }
+
+    func testASecondFinishOfANodeChangesNothing() {
+        var state = state([[]])
+        _ = state.start()
+        XCTAssertNotNil(report(state.operationFinished(0, outcome: .succeeded)))
+        XCTAssertTrue(state.operationFinished(0, outcome: .cancelled).isEmpty)
+    }
+}
