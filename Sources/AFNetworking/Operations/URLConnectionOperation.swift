@@ -52,6 +52,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         /// The queue that started the operation, if any: where its dependents
         /// are looked for when it is cancelled (see `DependencyLifetime`).
         weak var startingQueue: OperationQueue?
+        /// `progress` and what keeps it current; nil until it is first read
+        /// (an operation nobody asks makes no `Progress`).
+        var progressReporter: OperationProgress?
     }
 
     /// Runs the request's lifecycle.
