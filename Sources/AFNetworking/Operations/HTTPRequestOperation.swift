@@ -193,25 +193,35 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
     }
 
     override func didPause() {
-        // Ask for the rest: from the bytes already received, and only if the
-        // entity is still the one they came from.
+        let rewrite = continuation()
+        settings.withLock { rewrite(&$0.request) }
+    }
+
+    override func continuing(_ request: URLRequest) -> URLRequest {
+        var continuing = request
+        continuation()(&continuing)
+        return continuing
+    }
+
+    /// How a request asks for the rest: from the bytes already received, and
+    /// only if the entity is still the one they came from. Read while paused,
+    /// when those bytes no longer change.
+    private func continuation() -> @Sendable (inout URLRequest) -> Void {
         let offset = bytesWrittenToOutput
         let response = self.response
         guard ResumeRules.canContinue(contentEncoding: response?.value(forHTTPHeaderField: "Content-Encoding")) else {
             // Decoded bytes in the output, a Range counts coded ones: resume starts over.
-            settings.withLock { settings in
-                settings.request.setValue(nil, forHTTPHeaderField: "Range")
-                settings.request.setValue(nil, forHTTPHeaderField: "If-Range")
+            return { request in
+                request.setValue(nil, forHTTPHeaderField: "Range")
+                request.setValue(nil, forHTTPHeaderField: "If-Range")
             }
-            return
         }
-        settings.withLock { settings in
-            // If-Range with the ETag, else (beyond 2.7) with Last-Modified, so a
-            // changed entity is sent whole instead of spliced.
-            if let validator = response?.value(forHTTPHeaderField: "ETag") ?? response?.value(forHTTPHeaderField: "Last-Modified") {
-                settings.request.setValue(validator, forHTTPHeaderField: "If-Range")
-            }
-            settings.request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+        // If-Range with the ETag, else (beyond 2.7) with Last-Modified, so a
+        // changed entity is sent whole instead of spliced.
+        let validator = response?.value(forHTTPHeaderField: "ETag") ?? response?.value(forHTTPHeaderField: "Last-Modified")
+        return { request in
+            if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
+            request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         }
     }
 

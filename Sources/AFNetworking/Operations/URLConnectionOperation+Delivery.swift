@@ -70,7 +70,10 @@ extension URLConnectionOperation: RequestFrontend {
 
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer, progress: TransferStateMachine.Progress, writer: ResponseBodyWriter?) {
         bodyBytesReceived.wrappingAdd(Int64(bytes.count), ordering: .relaxed)
-        guard let block = settings.withLock({ $0.downloadProgress }) else { return }
+        let (block, reporter) = settings.withLock { ($0.downloadProgress, $0.progressReporter) }
+        // Only marks the `Progress` object's counts stale: they are set off this thread.
+        reporter?.bodyReceived()
+        guard let block else { return }
         let queue = effectiveCompletionQueue, group = effectiveCompletionGroup
         let report: @Sendable () -> Void = {
             MainQueueWork.async(on: queue, group: group) { block(progress.bytes, progress.total, progress.expected) }

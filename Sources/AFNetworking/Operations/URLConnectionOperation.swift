@@ -52,6 +52,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         /// The queue that started the operation, if any: where its dependents
         /// are looked for when it is cancelled (see `DependencyLifetime`).
         weak var startingQueue: OperationQueue?
+        /// `progress` and what keeps it current; nil until it is first read
+        /// (an operation nobody asks makes no `Progress`).
+        var progressReporter: OperationProgress?
     }
 
     /// Runs the request's lifecycle.
@@ -403,11 +406,18 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// request carries `Range` (as `HTTPRequestOperation.pause()` writes it).
     public func resume() {
         let (request, stream) = settings.withLock { ($0.request, $0.outputStream) }
-        driver.handle(.resume(request, output: stream))
+        // The continuing request is worked out here as well as in `didPause()`:
+        // a resume from another thread can come between the pause taking
+        // effect and `didPause()` rewriting `request`.
+        driver.handle(.resume(isPaused ? continuing(request) : request, output: stream))
     }
 
     /// Hook for subclasses: runs after `pause()` stopped the transfer.
     func didPause() {}
+
+    /// Hook for subclasses: the request that continues a paused transfer
+    /// (`HTTPRequestOperation` asks for the rest with `Range`); as it is here.
+    func continuing(_ request: URLRequest) -> URLRequest { request }
 
     /// Completion work, once the output is final; `HTTPRequestOperation`
     /// overrides it to serialize the response and call success or failure.
