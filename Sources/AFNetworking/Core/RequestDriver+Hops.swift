@@ -43,6 +43,8 @@ extension RequestDriver {
         if let idle = environment.idleTimeout { options.idleTimeout = min(options.idleTimeout, idle) }
         options.hostLimit = environment.hostLimit
         options.clientIdentity = environment.clientCertificate?.identity
+        options.maximumReceiveBytesPerSecond = environment.maximumReceiveBytesPerSecond
+        options.maximumSendBytesPerSecond = environment.maximumSendBytesPerSecond
         switch environment.proxies {
         case .success(let proxies)?:
             options.proxies = proxies
@@ -56,7 +58,7 @@ extension RequestDriver {
         let transfer: Transfer
         do {
             let sink = TransferSink(driver: self, frontend: frontend, writer: writer,
-                                    divertible: writer == nil && frontend.outputMayBeDiverted)
+                                    divertible: writer == nil && frontend.outputMayBeDiverted, limiters: environment.receiveLimiters)
             transfer = try Transfer(options: options, delegate: sink)
         } catch {
             let failure = TransportErrors.error(forUnbuildableTransfer: error, url: request.url)

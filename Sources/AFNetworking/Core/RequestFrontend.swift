@@ -104,4 +104,10 @@ struct TransferEnvironment {
     var clientCertificate: ClientCertificate?
     /// A parsed `connectionProxyDictionary` (nil: the environment decides).
     var proxies: Result<ProxyConfiguration, NSError>?
+    /// Download rate caps every piece must fit (the operation's, its graph's).
+    var receiveLimiters: [TransferRateLimiter] = []
+    /// The receive cap curl paces the socket with (the smallest; 0: none).
+    var maximumReceiveBytesPerSecond: Int64 = 0
+    /// The upload cap (0: none), paced by curl.
+    var maximumSendBytesPerSecond: Int64 = 0
 }

@@ -16,11 +16,17 @@ final class TransferSink: TransferDelegate {
     /// The driver may install a writer later (`divertOutput(to:)`): look it up.
     private let divertible: Bool
 
-    init(driver: RequestDriver, frontend: any RequestFrontend, writer: ResponseBodyWriter?, divertible: Bool = false) {
+    /// Download rate caps (the operation's, its graph's): a piece over budget
+    /// pauses the transfer until a timer resumes it.
+    private let limiters: [TransferRateLimiter]
+
+    init(driver: RequestDriver, frontend: any RequestFrontend, writer: ResponseBodyWriter?, divertible: Bool = false,
+         limiters: [TransferRateLimiter] = []) {
         self.driver = driver
         self.frontend = frontend
         fixedWriter = writer
         self.divertible = divertible
+        self.limiters = limiters
     }
 
     /// The writer of the output, if the body goes to one.
@@ -49,7 +55,17 @@ final class TransferSink: TransferDelegate {
 
     func transfer(_ transfer: Transfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyDisposition {
         assert(driver.engine.isReportingThread, "transfer reports come from the engine's thread")
+        if !limiters.isEmpty, let wait = TransferRateLimiter.take(bytes.count, from: limiters) {
+            // curl hands the same piece over again once resumed; a timer, not a wait.
+            let engine = driver.engine
+            DispatchQueue.global().asyncAfter(deadline: .now() + wait) { [weak transfer] in
+                if let transfer { engine.resumeReceiving(transfer) }
+            }
+            return .pause
+        }
         guard let (writer, action) = driver.bodyReceived(transfer, bytes, divertible: divertible, fixedWriter: fixedWriter) else {
+            // The output is full: the piece comes again, and is counted then.
+            for limiter in limiters { limiter.refund(bytes.count) }
             return .pause
         }
         switch action {

@@ -9,6 +9,12 @@ extension RequestGraph {
             switch action {
             case .enqueue(let index, let operation):
                 watch(operation, index: index)
+                if let request = operation as? URLConnectionOperation {
+                    let (download, upload, running) = core.withLock { core in
+                        (core.downloadLimiter, core.maximumUploadBytesPerSecond, core.state.runningCount)
+                    }
+                    request.shareGraphCaps(download: download, uploadShare: upload / Int64(max(running, 1)))
+                }
                 operationQueue.addOperation(operation)
             case .build(let index, let builder, let results):
                 DispatchQueue.global().async { [self] in

@@ -30,6 +30,8 @@ open class RequestGraph: NSObject, @unchecked Sendable {
         var policy = DependencyFailurePolicy.cancel
         var maximumDownloadBytesPerSecond: Int64 = 0
         var maximumUploadBytesPerSecond: Int64 = 0
+        /// The download budget all the graph's transfers share.
+        var downloadLimiter: TransferRateLimiter?
         var completion: (queue: DispatchQueue, block: @Sendable (RequestGraphReport) -> Void)?
         var waiters: [CheckedContinuation<RequestGraphReport, Never>] = []
         var report: RequestGraphReport?
@@ -92,13 +94,25 @@ open class RequestGraph: NSObject, @unchecked Sendable {
     }
 
     /// The cap on the download rate of all the graph's transfers together
-    /// (bytes per second); 0 (the default): none.
+    /// (bytes per second); 0 (the default): none. One budget, shared: each
+    /// piece any of them receives takes from it (see
+    /// `URLConnectionOperation.maximumDownloadBytesPerSecond`). Applies to
+    /// requests queued from then on.
     open var maximumDownloadBytesPerSecond: Int64 {
         get { core.withLock { $0.maximumDownloadBytesPerSecond } }
-        set { core.withLock { $0.maximumDownloadBytesPerSecond = max(newValue, 0) } }
+        set {
+            let cap = max(newValue, 0)
+            let limiter = cap > 0 ? TransferRateLimiter(bytesPerSecond: cap) : nil
+            core.withLock { core in
+                core.maximumDownloadBytesPerSecond = cap
+                core.downloadLimiter = limiter
+            }
+        }
     }
 
-    /// The cap on the upload rate of all the graph's transfers together; 0: none.
+    /// The cap on the upload rate of all the graph's transfers together; 0:
+    /// none. curl paces uploads per transfer, so each request queued gets an
+    /// equal share of the cap among the requests running then.
     open var maximumUploadBytesPerSecond: Int64 {
         get { core.withLock { $0.maximumUploadBytesPerSecond } }
         set { core.withLock { $0.maximumUploadBytesPerSecond = max(newValue, 0) } }

@@ -19,8 +19,14 @@ extension URLConnectionOperation: RequestFrontend {
         // never to another one a redirect leads to.
         let sameOrigin = RedirectRules.sameOrigin(url, request.url)
         return settings.withLock { settings in
-            TransferEnvironment(securityPolicy: settings.securityPolicy, reportsUploadProgress: settings.uploadProgress != nil,
-                                clientCertificate: sameOrigin ? settings.clientCertificate : nil, proxies: settings.proxies?.parsed)
+            var environment = TransferEnvironment(securityPolicy: settings.securityPolicy, reportsUploadProgress: settings.uploadProgress != nil,
+                                                  clientCertificate: sameOrigin ? settings.clientCertificate : nil,
+                                                  proxies: settings.proxies?.parsed)
+            environment.receiveLimiters = [settings.downloadLimiter, settings.graphDownloadLimiter].compactMap { $0 }
+            environment.maximumReceiveBytesPerSecond = environment.receiveLimiters.map(\.bytesPerSecond).min() ?? 0
+            environment.maximumSendBytesPerSecond = [settings.maximumUploadBytesPerSecond, settings.graphUploadShare]
+                .filter { $0 > 0 }.min() ?? 0
+            return environment
         }
     }
 

@@ -49,6 +49,14 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         var logger: Logger?
         /// `connectionProxyDictionary` (nil: the environment decides).
         var proxies: ProxySetting?
+        /// Rate caps (0: none) and the download cap's budget, kept across hops.
+        var maximumDownloadBytesPerSecond: Int64 = 0
+        var maximumUploadBytesPerSecond: Int64 = 0
+        var downloadLimiter: TransferRateLimiter?
+        /// The caps of the `RequestGraph` running the operation: its shared
+        /// download budget and this operation's share of its upload cap.
+        var graphDownloadLimiter: TransferRateLimiter?
+        var graphUploadShare: Int64 = 0
         /// The queue that started the operation, if any: where its dependents
         /// are looked for when it is cancelled (see `DependencyLifetime`).
         weak var startingQueue: OperationQueue?

@@ -15,10 +15,11 @@ final class EasyHandle {
     /// the same size).
     let isFresh: Bool
 
-    /// A handle from the pool (reset to defaults) or a new one.
-    init() throws {
+    /// A handle from the pool (reset to defaults) or a new one; `fresh`: a new
+    /// one always (a transfer that needs its own receive buffer size).
+    init(fresh: Bool = false) throws {
         try cafcurl_global_init_once().check("global initialisation")
-        if let pooled = EasyHandle.pool.take() {
+        if !fresh, let pooled = EasyHandle.pool.take() {
             curl_easy_reset(pooled)
             raw = pooled
             isFresh = false

@@ -46,7 +46,13 @@ extension Transfer {
         let ranged = options.request.value(forHTTPHeaderField: "Range") != nil
         try easy.set(CURLOPT_ACCEPT_ENCODING, pointer: ranged ? Transfer.identityEncoding : Transfer.everyEncoding)
         try easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)
-        if easy.isFresh { try easy.set(CURLOPT_BUFFERSIZE, 64 * 1024) }
+        if easy.isFresh { try easy.set(CURLOPT_BUFFERSIZE, options.receiveBufferSize ?? 64 * 1024) }
+        if options.maximumReceiveBytesPerSecond > 0 {
+            try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, size: options.maximumReceiveBytesPerSecond)
+        }
+        if options.maximumSendBytesPerSecond > 0 {
+            try easy.set(CURLOPT_MAX_SEND_SPEED_LARGE, size: options.maximumSendBytesPerSecond)
+        }
 
         try configureProxy(for: url)
         try configureTLS()
@@ -117,7 +123,7 @@ extension Transfer {
             }
             try easy.set(CURLOPT_POST, true)
             // Fewer, larger reads and sends than curl's 64 KiB default.
-            try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, RequestBodyPump.readSize)
+            try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, options.sendBufferSize ?? RequestBodyPump.readSize)
             // -1 makes curl send the body chunked when the caller gave no length.
             try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, size: declared)
             try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_READFUNCTION, transferReadCallback).check("read callback")
@@ -137,6 +143,7 @@ extension Transfer {
                 let status = cafcurl_easy_setopt_string(easy.raw, CURLOPT_COPYPOSTFIELDS, pointer)
                 try status.check("request body")
             }
+            if let size = options.sendBufferSize { try easy.set(CURLOPT_UPLOAD_BUFFERSIZE, size) }
             // curl calls nothing else while it sends an in-memory body: the
             // progress tick is what keeps a long upload from looking idle.
             try installProgressCallback(userdata)

@@ -64,7 +64,7 @@ package final class Transfer: @unchecked Sendable {
         self.delegate = delegate
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         do {
-            self.easy = try EasyHandle()
+            self.easy = try EasyHandle(fresh: options.receiveBufferSize != nil)
         } catch {
             errorBuffer.deallocate()
             throw error

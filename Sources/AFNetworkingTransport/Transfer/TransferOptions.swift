@@ -47,6 +47,26 @@ package struct TransferOptions: Sendable {
     /// The proxies to use (a parsed `connectionProxyDictionary`); nil: the
     /// environment decides (`ProxyEnvironment`).
     package var proxies: ProxyConfiguration?
+    /// Rate caps in bytes per second (0: none). curl paces the socket with
+    /// them; the receive cap's exact budget is kept by the delegate, which
+    /// pauses the transfer when a piece would exceed it.
+    package var maximumReceiveBytesPerSecond: Int64 = 0
+    package var maximumSendBytesPerSecond: Int64 = 0
+
+    /// The upload buffer for a capped upload: a fraction of a second's
+    /// budget per send (curl's smallest is 16 KiB).
+    package var sendBufferSize: Int? {
+        guard maximumSendBytesPerSecond > 0 else { return nil }
+        return Int(min(max(maximumSendBytesPerSecond / 4, 16 * 1024), 512 * 1024))
+    }
+
+    /// The receive buffer for a capped transfer: small enough that one
+    /// delivery is a fraction of a second's budget (curl 7.88 reads a whole
+    /// buffer at a time, whatever the cap).
+    package var receiveBufferSize: Int? {
+        guard maximumReceiveBytesPerSecond > 0 else { return nil }
+        return Int(min(max(maximumReceiveBytesPerSecond / 4, 1024), 64 * 1024))
+    }
 
     /// Connections are reused only between transfers of the same partition:
     /// the security policy's, and the client identity's when there is one.

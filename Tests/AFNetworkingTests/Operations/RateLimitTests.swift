@@ -1,0 +1,120 @@
+@testable import AFNetworking
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// Transfer-rate caps on operations and graphs, against the scripted server
+/// (which sends each body as fast as loopback goes): after t seconds at most
+/// cap × (t + 0.5 s) body bytes have been delivered, and the whole transfer
+/// takes about size / cap.
+final class RateLimitTests: OperationTestCase {
+    private let size = 1 << 20
+    private let cap: Int64 = 256 << 10
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        let body = Data(count: size)
+        server.respond("/big", headers: [("Content-Type", "application/octet-stream")], body: body)
+        server.route("/upload") { request in
+            let json = Data("{\"received\":\(request.body.count)}".utf8)
+            return [.head(status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(json.count)")]), .body(json), .end]
+        }
+    }
+
+    /// (seconds since the start, total body bytes) as the progress block saw them.
+    private final class Samples: @unchecked Sendable {
+        // @unchecked: every access holds `lock`.
+        private let lock = NSLock()
+        private var samples: [(TimeInterval, Int64)] = []
+        private var totals: [ObjectIdentifier: Int64] = [:]
+        let start = Date()
+
+        func record(_ operation: AnyObject, total: Int64) {
+            lock.lock()
+            defer { lock.unlock() }
+            totals[ObjectIdentifier(operation)] = total
+            samples.append((Date().timeIntervalSince(start), totals.values.reduce(0, +)))
+        }
+
+        var all: [(TimeInterval, Int64)] { lock.lock(); defer { lock.unlock() }; return samples }
+    }
+
+    private func assertWithinCap(_ samples: [(TimeInterval, Int64)], cap: Int64, total: Int, file: StaticString = #filePath, line: UInt = #line) {
+        for (time, bytes) in samples {
+            XCTAssertLessThanOrEqual(Double(bytes), Double(cap) * (time + 0.5), "at \(time) s", file: file, line: line)
+        }
+        guard let last = samples.last else { return XCTFail("no progress", file: file, line: line) }
+        XCTAssertEqual(last.1, Int64(total), file: file, line: line)
+        // The whole body at the cap, less the half second's burst, within 10 %.
+        let expected = (Double(total) - Double(cap) * 0.5) / Double(cap)
+        XCTAssertGreaterThanOrEqual(last.0, expected * 0.9, file: file, line: line)
+        XCTAssertLessThanOrEqual(last.0, expected * 1.1 + 0.5, file: file, line: line)
+    }
+
+    func testAnOperationsDownloadCapHoldsItsRate() {
+        let operation = HTTPRequestOperation(request: request("/big", timeout: 30))
+        operation.responseSerializer = HTTPResponseSerializer()
+        operation.completionQueue = .global()
+        operation.maximumDownloadBytesPerSecond = cap
+        XCTAssertEqual(operation.maximumDownloadBytesPerSecond, cap)
+        let samples = Samples()
+        operation.setDownloadProgressBlock { [unowned operation] _, total, _ in samples.record(operation, total: total) }
+        let outcome = run(operation, timeout: 30)
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.responseData?.count, size)
+        assertWithinCap(samples.all, cap: cap, total: size)
+    }
+
+    func testAGraphsDownloadCapIsSharedByItsTransfers() throws {
+        let graph = RequestGraph()
+        graph.maximumDownloadBytesPerSecond = cap
+        let samples = Samples()
+        for _ in 0..<2 {
+            let operation = HTTPRequestOperation(request: request("/big", timeout: 30))
+            operation.responseSerializer = HTTPResponseSerializer()
+            operation.completionQueue = .global()
+            operation.setDownloadProgressBlock { [unowned operation] _, total, _ in samples.record(operation, total: total) }
+            try graph.add(operation)
+        }
+        let done = expectation(description: "graph")
+        graph.setCompletionBlock(queue: .global()) { report in
+            XCTAssertTrue(report.allSucceeded, "\(report.outcomes)")
+            done.fulfill()
+        }
+        graph.start()
+        wait(for: [done], timeout: 40)
+        assertWithinCap(samples.all, cap: cap, total: 2 * size)
+        XCTAssertEqual(graph.countOfBytesReceived, Int64(2 * size))
+    }
+
+    func testAnUploadCapPacesTheRequestBody() {
+        var request = request("/upload", method: "POST", timeout: 30)
+        request.httpBody = Data(count: 512 << 10)
+        let operation = HTTPRequestOperation(request: request)
+        operation.responseSerializer = JSONResponseSerializer()
+        operation.completionQueue = .global()
+        operation.maximumUploadBytesPerSecond = 128 << 10
+        let start = Date()
+        let outcome = run(operation, timeout: 30)
+        XCTAssertNil(outcome.error)
+        let received = (outcome.object as? [String: Any])?["received"]
+        XCTAssertEqual((received as? Int) ?? (received as? NSNumber)?.intValue, 512 << 10)
+        // 4 s at the cap; curl may send its first quarter second at once.
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 3.0)
+    }
+
+    func testTheBucketHoldsHalfASecondAndRefills() {
+        let limiter = TransferRateLimiter(bytesPerSecond: 1000)
+        let start: UInt64 = DispatchTime.now().uptimeNanoseconds
+        XCTAssertNil(limiter.take(500, now: start), "half a second's worth at once")
+        XCTAssertEqual(limiter.take(100, now: start) ?? 0, 0.1, accuracy: 0.001)
+        XCTAssertNil(limiter.take(100, now: start + 100_000_000))
+        let empty = TransferRateLimiter(bytesPerSecond: 1000)
+        let other = TransferRateLimiter(bytesPerSecond: 1000)
+        XCTAssertNil(empty.take(500))
+        XCTAssertNotNil(TransferRateLimiter.take(400, from: [other, empty]))
+        XCTAssertNil(other.take(500), "refunded when the second limiter refused")
+    }
+}
