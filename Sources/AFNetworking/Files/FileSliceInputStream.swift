@@ -9,17 +9,15 @@ import Glibc
 /// are not part of the body, and a file that shrank ends early (the request
 /// then fails for its short body, as any body shorter than its length does).
 /// Read by the engine's body pump, never on the network thread.
-final class FileSliceInputStream: InputStream {
+final class FileSliceInputStream: PullInputStream {
     private let path: String
     private var remaining: Int64
     private var descriptor: Int32 = -1
-    private var status: Stream.Status = .notOpen
-    private var error: Error?
 
     init(path: String, length: Int64) {
         self.path = path
         remaining = length
-        super.init(data: Data())
+        super.init()
     }
 
     deinit { if descriptor >= 0 { _ = Glibc.close(descriptor) } }
@@ -39,17 +37,6 @@ final class FileSliceInputStream: InputStream {
         descriptor = -1
         status = .closed
     }
-
-    override var streamStatus: Stream.Status { status }
-    override var streamError: Error? { error }
-    override var hasBytesAvailable: Bool { status == .open }
-
-    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>,
-                            length len: UnsafeMutablePointer<Int>) -> Bool { false }
-    override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
-    override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
-    override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
-    override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         guard status == .open else { return status == .error ? -1 : 0 }

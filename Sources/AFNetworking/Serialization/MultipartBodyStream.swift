@@ -4,7 +4,7 @@ import Foundation
 /// The body of a multipart request as an `InputStream` that produces its bytes on
 /// demand: boundaries and headers from memory, file parts read from disk one chunk per
 /// `read(_:maxLength:)`, so uploading a large file never holds more than one chunk.
-final class MultipartBodyStream: InputStream, NSCopying {
+final class MultipartBodyStream: PullInputStream, NSCopying {
     let boundary: String
     let parts: [MultipartBodyPart]
     /// Upper bound of bytes returned by one read (for throttling). Defaults to unlimited.
@@ -18,8 +18,6 @@ final class MultipartBodyStream: InputStream, NSCopying {
     /// show that files are streamed rather than loaded.
     private(set) var largestFileChunk = 0
 
-    private var status: Stream.Status = .notOpen
-    private var error: Error?
 
     private enum Phase {
         case preamble(Data, offset: Int)
@@ -37,7 +35,7 @@ final class MultipartBodyStream: InputStream, NSCopying {
     init(boundary: String, parts: [MultipartBodyPart]) {
         self.boundary = boundary
         self.parts = parts
-        super.init(data: Data())
+        super.init()
     }
 
     private var closingBoundary: Data { Data("\r\n--\(boundary)--\r\n".utf8) }
@@ -66,20 +64,6 @@ final class MultipartBodyStream: InputStream, NSCopying {
         finishPartSource()
         status = .closed
     }
-
-    override var streamStatus: Stream.Status { status }
-    override var streamError: Error? { error }
-    override var hasBytesAvailable: Bool { status == .open }
-
-    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>,
-                            length len: UnsafeMutablePointer<Int>) -> Bool {
-        return false
-    }
-
-    override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
-    override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
-    override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
-    override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         guard status == .open else { return status == .error ? -1 : 0 }

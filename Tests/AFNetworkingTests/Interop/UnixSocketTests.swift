@@ -292,18 +292,7 @@ final class UnixSocketTests: SessionTasksTestCase {
         let description = operation.cURLDescription()
         XCTAssertTrue(description.contains("--unix-socket '\(try SharedServers.nginx().socketPath)'"), description)
         XCTAssertTrue(description.contains("'http://localhost/1k.bin?curl=\(marker)'"), description)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", description + " >/dev/null 2>&1"]
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
-        environment["CURL_HOME"] = "/nonexistent"
-        process.environment = environment
-        try Fixtures.launch(process)
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, description)
+        XCTAssertEqual(try CurlCommandRunner.run(description), 0, description)
         XCTAssertEqual(try socketLogLines(containing: marker).count, 1, "curl's request came in on the socket")
     }
 }

@@ -14,22 +14,6 @@ final class CURLDescriptionTests: OperationTestCase {
         server.route("/c") { _ in [.head(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Length", "2")]), .body(Data("ok".utf8)), .end] }
     }
 
-    /// Runs `command` with /bin/sh (bounded) and returns its exit status.
-    private func runShell(_ command: String) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command + " >/dev/null 2>&1"]
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
-        environment["CURL_HOME"] = "/nonexistent"   // no ~/.curlrc
-        process.environment = environment
-        try Fixtures.launch(process)
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
     /// The fields as a comparable list: lower-cased names, in order of name.
     private func fields(_ request: ScriptedServer.Request) -> [String] {
         request.headers.map { "\($0.name.lowercased()): \($0.value)" }.sorted()
@@ -40,7 +24,7 @@ final class CURLDescriptionTests: OperationTestCase {
         let operation = HTTPRequestOperation(request: request)
         XCTAssertNil(run(operation).error, file: file, line: line)
         let description = operation.cURLDescription()
-        XCTAssertEqual(try runShell(description), 0, description, file: file, line: line)
+        XCTAssertEqual(try CurlCommandRunner.run(description), 0, description, file: file, line: line)
         let received = server.requests
         XCTAssertEqual(received.count, 2, file: file, line: line)
         guard received.count == 2 else { return description }
@@ -100,7 +84,7 @@ final class CURLDescriptionTests: OperationTestCase {
                                 success: { _, _ in done.fulfill() }, failure: { _, _ in done.fulfill() })
         wait(for: [done], timeout: 15)
         let description = try XCTUnwrap(task).cURLDescription()
-        XCTAssertEqual(try runShell(description), 0, description)
+        XCTAssertEqual(try CurlCommandRunner.run(description), 0, description)
         let received = server.requests
         XCTAssertEqual(received.count, 2)
         guard received.count == 2 else { return }
