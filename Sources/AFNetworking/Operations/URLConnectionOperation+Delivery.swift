@@ -47,8 +47,11 @@ extension URLConnectionOperation: RequestFrontend {
         // a change of isReady by rescheduling the whole queue, which matters
         // only when an operation becomes ready (and is wasted on every start).
         let leaving = change.before == .ready ? nil : change.before.keyPath
-        // Cancelled before its dependencies finished: they still point at it.
-        if change.after == .finished, isCancelled { DependencyLifetime.hold(untilDependenciesFinish: self) }
+        if change.after == .finished {
+            settings.withLock { $0.startingQueue = nil }
+            // Cancelled before its dependencies finished: they still point at it.
+            if isCancelled { DependencyLifetime.hold(untilDependenciesFinish: self) }
+        }
         willChangeValue(forKey: change.after.keyPath)
         if let leaving { willChangeValue(forKey: leaving) }
         if let leaving { didChangeValue(forKey: leaving) }

@@ -57,9 +57,12 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         /// download budget and this operation's share of its upload cap.
         var graphDownloadLimiter: TransferRateLimiter?
         var graphUploadShare: Int64 = 0
-        /// The queue that started the operation, if any: where its dependents
-        /// are looked for when it is cancelled (see `DependencyLifetime`).
-        weak var startingQueue: OperationQueue?
+        /// The queue that started the operation, if any, until it finishes:
+        /// where its dependents are looked for when it is cancelled (see
+        /// `DependencyLifetime`). Strong, not weak: a weak reference would move
+        /// the queue's reference counts to a side table, which makes every
+        /// retain the queue gets from Foundation slower (see 81943b7).
+        var startingQueue: OperationQueue?
         /// `progress` and what keeps it current; nil until it is first read
         /// (an operation nobody asks makes no `Progress`).
         var progressReporter: OperationProgress?

@@ -47,9 +47,10 @@ extension Transfer {
         try easy.set(CURLOPT_ACCEPT_ENCODING, pointer: ranged ? Transfer.identityEncoding : Transfer.everyEncoding)
         try easy.set(CURLOPT_HTTP_CONTENT_DECODING, false)
         if easy.isFresh { try easy.set(CURLOPT_BUFFERSIZE, options.receiveBufferSize ?? 64 * 1024) }
-        if options.maximumReceiveBytesPerSecond > 0 {
-            try easy.set(CURLOPT_MAX_RECV_SPEED_LARGE, size: options.maximumReceiveBytesPerSecond)
-        }
+        // The receive cap is kept by the delegate alone (pausing the transfer
+        // stops curl reading the socket): curl's own CURLOPT_MAX_RECV_SPEED_LARGE
+        // on top of those pauses left a transfer stalled for good now and then
+        // (curl 7.88's rate-limiting state and an unpause of the last piece).
         if options.maximumSendBytesPerSecond > 0 {
             try easy.set(CURLOPT_MAX_SEND_SPEED_LARGE, size: options.maximumSendBytesPerSecond)
         }

@@ -47,9 +47,9 @@ package struct TransferOptions: Sendable {
     /// The proxies to use (a parsed `connectionProxyDictionary`); nil: the
     /// environment decides (`ProxyEnvironment`).
     package var proxies: ProxyConfiguration?
-    /// Rate caps in bytes per second (0: none). curl paces the socket with
-    /// them; the receive cap's exact budget is kept by the delegate, which
-    /// pauses the transfer when a piece would exceed it.
+    /// Rate caps in bytes per second (0: none). The receive cap is kept by
+    /// the delegate, which pauses the transfer when a piece would exceed it
+    /// (here it only sizes the receive buffer); curl paces the send cap.
     package var maximumReceiveBytesPerSecond: Int64 = 0
     package var maximumSendBytesPerSecond: Int64 = 0
 

@@ -56,7 +56,8 @@ final class RateLimitTests: OperationTestCase {
     func testAnOperationsDownloadCapHoldsItsRate() {
         let operation = HTTPRequestOperation(request: request("/big", timeout: 30))
         operation.responseSerializer = HTTPResponseSerializer()
-        operation.completionQueue = .global()
+        // Serial: the progress reports are recorded in the order they were made.
+        operation.completionQueue = DispatchQueue(label: "rate-limit-progress")
         operation.maximumDownloadBytesPerSecond = cap
         XCTAssertEqual(operation.maximumDownloadBytesPerSecond, cap)
         let samples = Samples()
@@ -71,10 +72,12 @@ final class RateLimitTests: OperationTestCase {
         let graph = RequestGraph()
         graph.maximumDownloadBytesPerSecond = cap
         let samples = Samples()
+        let progressQueue = DispatchQueue(label: "rate-limit-progress")
         for _ in 0..<2 {
             let operation = HTTPRequestOperation(request: request("/big", timeout: 30))
             operation.responseSerializer = HTTPResponseSerializer()
-            operation.completionQueue = .global()
+            // Serial: the progress reports are recorded in the order they were made.
+            operation.completionQueue = progressQueue
             operation.setDownloadProgressBlock { [unowned operation] _, total, _ in samples.record(operation, total: total) }
             try graph.add(operation)
         }
