@@ -58,46 +58,12 @@ extension HTTPRequestSerializer {
         set { httpMethodsEncodingParametersInURI = newValue }
     }
 
-    /// 2.7's `-valueForHTTPHeaderField:`.
-    @available(*, deprecated, renamed: "value(forHTTPHeaderField:)")
-    public func valueForHTTPHeaderField(_ field: String) -> String? {
-        value(forHTTPHeaderField: field)
-    }
-
-    /// 2.7's `-setQueryStringSerializationWithStyle:`.
-    @available(*, deprecated, renamed: "setQueryStringSerializationWith(_:)")
-    public func setQueryStringSerializationWithStyle(_ style: HTTPRequestQueryStringSerializationStyle) {
-        setQueryStringSerializationWith(style)
-    }
-
-    /// 2.7's `-setQueryStringSerializationWithBlock:` (the block throws instead of filling an `NSError **`).
-    @available(*, deprecated, renamed: "setQueryStringSerializationWith(_:)")
-    @preconcurrency
-    public func setQueryStringSerializationWithBlock(_ block: (@Sendable (URLRequest, Any) throws -> String)?) {
-        setQueryStringSerializationWith(block)
-    }
-
-    /// 2.7's `-requestWithMethod:URLString:parameters:error:` as Swift 2 imported it.
-    @available(*, deprecated, renamed: "request(withMethod:urlString:parameters:)")
-    public func requestWithMethod(_ method: String, URLString: String, parameters: Any?) throws -> URLRequest {
-        try request(withMethod: method, urlString: URLString, parameters: parameters)
-    }
-
-    /// 2.7's `-multipartFormRequestWithMethod:URLString:parameters:constructingBodyWithBlock:error:` as Swift 2 imported it.
-    @available(*, deprecated, renamed: "multipartFormRequest(withMethod:urlString:parameters:constructingBodyWith:)")
-    @preconcurrency
-    public func multipartFormRequestWithMethod(_ method: String, URLString: String, parameters: [String: Any]?,
-                                               constructingBodyWithBlock block: (@Sendable (MultipartFormData) throws -> Void)?) throws -> URLRequest {
-        try multipartFormRequest(withMethod: method, urlString: URLString, parameters: parameters, constructingBodyWith: block)
-    }
-
-    /// 2.7's `-requestWithMultipartFormRequest:writingStreamContentsToFile:completionHandler:`.
-    @available(*, deprecated, renamed: "request(withMultipartForm:writingStreamContentsToFile:completionHandler:)")
-    @preconcurrency
-    public func requestWithMultipartFormRequest(_ request: URLRequest, writingStreamContentsToFile fileURL: URL,
-                                                completionHandler handler: (@Sendable (Error?) -> Void)?) -> URLRequest {
-        self.request(withMultipartForm: request, writingStreamContentsToFile: fileURL, completionHandler: handler)
-    }
+    // 2.7's -valueForHTTPHeaderField:, -setQueryStringSerializationWithStyle:,
+    // -setQueryStringSerializationWithBlock:, -requestWithMethod:…,
+    // -multipartFormRequestWithMethod:… and -requestWithMultipartFormRequest:…
+    // are declared `open` in the class body (Serialization/HTTPRequestSerializer.swift),
+    // so that a subclass can override them: Swift cannot override a member
+    // declared in an extension.
 }
 
 extension JSONRequestSerializer {

@@ -26,13 +26,9 @@ extension URLResponseSerialization {
     }
 }
 
-extension HTTPResponseSerializer {
-    /// 2.7's `-validateResponse:data:error:` as Swift 2 imported it.
-    @available(*, deprecated, renamed: "validate(_:data:)")
-    public func validateResponse(_ response: HTTPURLResponse?, data: Data?) throws {
-        try validate(response, data: data)
-    }
-}
+// 2.7's -validateResponse:data:error: is declared `open` in the class body
+// (Serialization/HTTPResponseSerializer.swift), so that a subclass can override
+// it: Swift cannot override a member declared in an extension.
 
 extension JSONResponseSerializer {
     /// 2.7's `+serializerWithReadingOptions:`.

@@ -150,26 +150,26 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
 
     /// GET: parameters go in the query string (the serializer's rule).
     @discardableResult @preconcurrency
-    public func get(_ URLString: String, parameters: Any?,
-                    success: HTTPRequestOperation.SuccessBlock?,
-                    failure: FailureBlock?) -> HTTPRequestOperation? {
+    open func get(_ URLString: String, parameters: Any?,
+                  success: HTTPRequestOperation.SuccessBlock?,
+                  failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "GET", URLString, parameters: parameters, success: success, failure: failure)
     }
 
     /// HEAD: the success block gets the operation only (there is no body).
     @discardableResult @preconcurrency
-    public func head(_ URLString: String, parameters: Any?,
-                     success: (@Sendable (HTTPRequestOperation) -> Void)?,
-                     failure: FailureBlock?) -> HTTPRequestOperation? {
+    open func head(_ URLString: String, parameters: Any?,
+                   success: (@Sendable (HTTPRequestOperation) -> Void)?,
+                   failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "HEAD", URLString, parameters: parameters,
                 success: success.map { block in { @Sendable operation, _ in block(operation) } }, failure: failure)
     }
 
     /// POST: parameters go in the body (the serializer's encoding).
     @discardableResult @preconcurrency
-    public func post(_ URLString: String, parameters: Any?,
-                     success: HTTPRequestOperation.SuccessBlock?,
-                     failure: FailureBlock?) -> HTTPRequestOperation? {
+    open func post(_ URLString: String, parameters: Any?,
+                   success: HTTPRequestOperation.SuccessBlock?,
+                   failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "POST", URLString, parameters: parameters, success: success, failure: failure)
     }
 
@@ -177,10 +177,10 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     /// An error `block` throws (a missing file) fails the request through
     /// `failure(nil, error)` before anything is sent.
     @discardableResult @preconcurrency
-    public func post(_ URLString: String, parameters: Any?,
-                     constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
-                     success: HTTPRequestOperation.SuccessBlock?,
-                     failure: FailureBlock?) -> HTTPRequestOperation? {
+    open func post(_ URLString: String, parameters: Any?,
+                   constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
+                   success: HTTPRequestOperation.SuccessBlock?,
+                   failure: FailureBlock?) -> HTTPRequestOperation? {
         let request: URLRequest
         do {
             request = try requestSerializer.multipartFormRequest(withMethod: "POST", urlString: try absoluteString(for: URLString),
@@ -195,26 +195,106 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
 
     /// PUT.
     @discardableResult @preconcurrency
-    public func put(_ URLString: String, parameters: Any?,
-                    success: HTTPRequestOperation.SuccessBlock?,
-                    failure: FailureBlock?) -> HTTPRequestOperation? {
+    open func put(_ URLString: String, parameters: Any?,
+                  success: HTTPRequestOperation.SuccessBlock?,
+                  failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "PUT", URLString, parameters: parameters, success: success, failure: failure)
     }
 
     /// PATCH.
     @discardableResult @preconcurrency
-    public func patch(_ URLString: String, parameters: Any?,
-                      success: HTTPRequestOperation.SuccessBlock?,
-                      failure: FailureBlock?) -> HTTPRequestOperation? {
+    open func patch(_ URLString: String, parameters: Any?,
+                    success: HTTPRequestOperation.SuccessBlock?,
+                    failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "PATCH", URLString, parameters: parameters, success: success, failure: failure)
     }
 
     /// DELETE: parameters go in the query string (the serializer's rule).
     @discardableResult @preconcurrency
-    public func delete(_ URLString: String, parameters: Any?,
-                       success: HTTPRequestOperation.SuccessBlock?,
-                       failure: FailureBlock?) -> HTTPRequestOperation? {
+    open func delete(_ URLString: String, parameters: Any?,
+                     success: HTTPRequestOperation.SuccessBlock?,
+                     failure: FailureBlock?) -> HTTPRequestOperation? {
         enqueue(method: "DELETE", URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    // MARK: - AFNetworking 2.x spellings
+
+    // Deprecated with `renamed:` and forwarding to the methods above. Declared
+    // here, in the class body, rather than in Compatibility+OperationManager.swift:
+    // Swift cannot override a member declared in an extension, and a 2.x
+    // `APIClient` subclass overrides these.
+
+    /// 2.7's `-HTTPRequestOperationWithRequest:success:failure:`.
+    @available(*, deprecated, renamed: "httpRequestOperation(with:success:failure:)")
+    @preconcurrency
+    open func HTTPRequestOperationWithRequest(_ request: URLRequest,
+                                              success: HTTPRequestOperation.SuccessBlock?,
+                                              failure: HTTPRequestOperation.FailureBlock?) -> HTTPRequestOperation {
+        httpRequestOperation(with: request, success: success, failure: failure)
+    }
+
+    /// 2.7's `-GET:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "get(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func GET(_ URLString: String, parameters: Any?,
+                  success: HTTPRequestOperation.SuccessBlock?,
+                  failure: FailureBlock?) -> HTTPRequestOperation? {
+        get(URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// 2.7's `-HEAD:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "head(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func HEAD(_ URLString: String, parameters: Any?,
+                   success: (@Sendable (HTTPRequestOperation) -> Void)?,
+                   failure: FailureBlock?) -> HTTPRequestOperation? {
+        head(URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// 2.7's `-POST:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "post(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func POST(_ URLString: String, parameters: Any?,
+                   success: HTTPRequestOperation.SuccessBlock?,
+                   failure: FailureBlock?) -> HTTPRequestOperation? {
+        post(URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// 2.7's `-POST:parameters:constructingBodyWithBlock:success:failure:`.
+    @available(*, deprecated, renamed: "post(_:parameters:constructingBodyWith:success:failure:)")
+    @discardableResult @preconcurrency
+    open func POST(_ URLString: String, parameters: Any?,
+                   constructingBodyWithBlock block: (@Sendable (MultipartFormData) throws -> Void)?,
+                   success: HTTPRequestOperation.SuccessBlock?,
+                   failure: FailureBlock?) -> HTTPRequestOperation? {
+        post(URLString, parameters: parameters, constructingBodyWith: block, success: success, failure: failure)
+    }
+
+    /// 2.7's `-PUT:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "put(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func PUT(_ URLString: String, parameters: Any?,
+                  success: HTTPRequestOperation.SuccessBlock?,
+                  failure: FailureBlock?) -> HTTPRequestOperation? {
+        put(URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// 2.7's `-PATCH:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "patch(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func PATCH(_ URLString: String, parameters: Any?,
+                    success: HTTPRequestOperation.SuccessBlock?,
+                    failure: FailureBlock?) -> HTTPRequestOperation? {
+        patch(URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// 2.7's `-DELETE:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "delete(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func DELETE(_ URLString: String, parameters: Any?,
+                     success: HTTPRequestOperation.SuccessBlock?,
+                     failure: FailureBlock?) -> HTTPRequestOperation? {
+        delete(URLString, parameters: parameters, success: success, failure: failure)
     }
 
     // MARK: - Helpers

@@ -53,44 +53,44 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
 
     /// GET: parameters go in the query string.
     @discardableResult @preconcurrency
-    public func get(_ URLString: String, parameters: Any?,
-                    success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
-                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+    open func get(_ URLString: String, parameters: Any?,
+                  success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                  failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         get(URLString, parameters: parameters, progress: nil, success: success, failure: failure)
     }
 
     /// GET with a download progress block (AFNetworking 3).
     @discardableResult @preconcurrency
-    public func get(_ URLString: String, parameters: Any?,
-                    progress: (@Sendable (Progress) -> Void)?,
-                    success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
-                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+    open func get(_ URLString: String, parameters: Any?,
+                  progress: (@Sendable (Progress) -> Void)?,
+                  success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                  failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         resumedTask(method: "GET", URLString, parameters: parameters, downloadProgress: progress, success: success, failure: failure)
     }
 
     /// HEAD: the success block gets the task only (there is no body).
     @discardableResult @preconcurrency
-    public func head(_ URLString: String, parameters: Any?,
-                     success: (@Sendable (URLSessionDataTask) -> Void)?,
-                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+    open func head(_ URLString: String, parameters: Any?,
+                   success: (@Sendable (URLSessionDataTask) -> Void)?,
+                   failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         resumedTask(method: "HEAD", URLString, parameters: parameters,
                     success: success.map { block in { @Sendable task, _ in block(task) } }, failure: failure)
     }
 
     /// POST: parameters go in the body (the serializer's encoding).
     @discardableResult @preconcurrency
-    public func post(_ URLString: String, parameters: Any?,
-                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
-                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+    open func post(_ URLString: String, parameters: Any?,
+                   success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                   failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         post(URLString, parameters: parameters, progress: nil, success: success, failure: failure)
     }
 
     /// POST with an upload progress block (AFNetworking 3).
     @discardableResult @preconcurrency
-    public func post(_ URLString: String, parameters: Any?,
-                     progress: (@Sendable (Progress) -> Void)?,
-                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
-                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+    open func post(_ URLString: String, parameters: Any?,
+                   progress: (@Sendable (Progress) -> Void)?,
+                   success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                   failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         resumedTask(method: "POST", URLString, parameters: parameters, uploadProgress: progress, success: success, failure: failure)
     }
 
@@ -99,20 +99,20 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
     /// in 2.7). An error `block` throws (a missing file) fails the request
     /// through `failure(nil, error)` before anything is sent.
     @discardableResult @preconcurrency
-    public func post(_ URLString: String, parameters: Any?,
-                     constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
-                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
-                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+    open func post(_ URLString: String, parameters: Any?,
+                   constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
+                   success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                   failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         post(URLString, parameters: parameters, constructingBodyWith: block, progress: nil, success: success, failure: failure)
     }
 
     /// A multipart POST with an upload progress block (AFNetworking 3).
     @discardableResult @preconcurrency
-    public func post(_ URLString: String, parameters: Any?,
-                     constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
-                     progress: (@Sendable (Progress) -> Void)?,
-                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
-                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+    open func post(_ URLString: String, parameters: Any?,
+                   constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
+                   progress: (@Sendable (Progress) -> Void)?,
+                   success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                   failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         let request: URLRequest
         do {
             request = try requestSerializer.multipartFormRequest(withMethod: "POST",
@@ -127,26 +127,97 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
 
     /// PUT.
     @discardableResult @preconcurrency
-    public func put(_ URLString: String, parameters: Any?,
-                    success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
-                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+    open func put(_ URLString: String, parameters: Any?,
+                  success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                  failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         resumedTask(method: "PUT", URLString, parameters: parameters, success: success, failure: failure)
     }
 
     /// PATCH.
     @discardableResult @preconcurrency
-    public func patch(_ URLString: String, parameters: Any?,
-                      success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
-                      failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+    open func patch(_ URLString: String, parameters: Any?,
+                    success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         resumedTask(method: "PATCH", URLString, parameters: parameters, success: success, failure: failure)
     }
 
     /// DELETE: parameters go in the query string.
     @discardableResult @preconcurrency
-    public func delete(_ URLString: String, parameters: Any?,
-                       success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
-                       failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+    open func delete(_ URLString: String, parameters: Any?,
+                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
         resumedTask(method: "DELETE", URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    // MARK: - AFNetworking 2.x spellings
+
+    // Deprecated with `renamed:` and forwarding to the methods above. Declared
+    // here, in the class body, rather than in Compatibility+SessionManagers.swift:
+    // Swift cannot override a member declared in an extension, and a 2.x
+    // `APIClient` subclass overrides these.
+
+    /// 2.7's `-GET:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "get(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func GET(_ URLString: String, parameters: Any?,
+                  success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                  failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        get(URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// 2.7's `-HEAD:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "head(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func HEAD(_ URLString: String, parameters: Any?,
+                   success: (@Sendable (URLSessionDataTask) -> Void)?,
+                   failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        head(URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// 2.7's `-POST:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "post(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func POST(_ URLString: String, parameters: Any?,
+                   success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                   failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        post(URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// 2.7's `-POST:parameters:constructingBodyWithBlock:success:failure:`.
+    @available(*, deprecated, renamed: "post(_:parameters:constructingBodyWith:success:failure:)")
+    @discardableResult @preconcurrency
+    open func POST(_ URLString: String, parameters: Any?,
+                   constructingBodyWithBlock block: (@Sendable (MultipartFormData) throws -> Void)?,
+                   success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                   failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        post(URLString, parameters: parameters, constructingBodyWith: block, success: success, failure: failure)
+    }
+
+    /// 2.7's `-PUT:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "put(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func PUT(_ URLString: String, parameters: Any?,
+                  success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                  failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        put(URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// 2.7's `-PATCH:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "patch(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func PATCH(_ URLString: String, parameters: Any?,
+                    success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        patch(URLString, parameters: parameters, success: success, failure: failure)
+    }
+
+    /// 2.7's `-DELETE:parameters:success:failure:`.
+    @available(*, deprecated, renamed: "delete(_:parameters:success:failure:)")
+    @discardableResult @preconcurrency
+    open func DELETE(_ URLString: String, parameters: Any?,
+                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
+                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
+        delete(URLString, parameters: parameters, success: success, failure: failure)
     }
 
     // MARK: - Building tasks

@@ -261,6 +261,67 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
                                  completion: completionHandler.map { .download($0) } ?? .none, progress: progress)
     }
 
+    // MARK: - AFNetworking 2.x spellings of the factories
+
+    // Deprecated with `renamed:` and forwarding to the factories above. Declared
+    // here, in the class body, rather than in Compatibility+SessionManagers.swift:
+    // Swift cannot override a member declared in an extension.
+
+    /// 2.7's `-dataTaskWithRequest:completionHandler:`.
+    @available(*, deprecated, renamed: "dataTask(with:completionHandler:)")
+    @preconcurrency
+    open func dataTaskWithRequest(_ request: URLRequest,
+                                  completionHandler: (@Sendable (URLResponse, Any?, Error?) -> Void)?) -> URLSessionDataTask {
+        dataTask(with: request, completionHandler: completionHandler)
+    }
+
+    /// 2.7's `-uploadTaskWithRequest:fromFile:progress:completionHandler:` (progress as a block, as in 3.x).
+    @available(*, deprecated, renamed: "uploadTask(with:fromFile:progress:completionHandler:)")
+    @preconcurrency
+    open func uploadTaskWithRequest(_ request: URLRequest, fromFile fileURL: URL,
+                                    progress: (@Sendable (Progress) -> Void)?,
+                                    completionHandler: (@Sendable (URLResponse, Any?, Error?) -> Void)?) -> URLSessionUploadTask {
+        uploadTask(with: request, fromFile: fileURL, progress: progress, completionHandler: completionHandler)
+    }
+
+    /// 2.7's `-uploadTaskWithRequest:fromData:progress:completionHandler:` (progress as a block, as in 3.x).
+    @available(*, deprecated, renamed: "uploadTask(with:from:progress:completionHandler:)")
+    @preconcurrency
+    open func uploadTaskWithRequest(_ request: URLRequest, fromData bodyData: Data?,
+                                    progress: (@Sendable (Progress) -> Void)?,
+                                    completionHandler: (@Sendable (URLResponse, Any?, Error?) -> Void)?) -> URLSessionUploadTask {
+        uploadTask(with: request, from: bodyData, progress: progress, completionHandler: completionHandler)
+    }
+
+    /// 2.7's `-uploadTaskWithStreamedRequest:progress:completionHandler:` (progress as a block, as in 3.x).
+    @available(*, deprecated, renamed: "uploadTask(withStreamedRequest:progress:completionHandler:)")
+    @preconcurrency
+    open func uploadTaskWithStreamedRequest(_ request: URLRequest,
+                                            progress: (@Sendable (Progress) -> Void)?,
+                                            completionHandler: (@Sendable (URLResponse, Any?, Error?) -> Void)?) -> URLSessionUploadTask {
+        uploadTask(withStreamedRequest: request, progress: progress, completionHandler: completionHandler)
+    }
+
+    /// 2.7's `-downloadTaskWithRequest:progress:destination:completionHandler:` (progress as a block, as in 3.x).
+    @available(*, deprecated, renamed: "downloadTask(with:progress:destination:completionHandler:)")
+    @preconcurrency
+    open func downloadTaskWithRequest(_ request: URLRequest,
+                                      progress: (@Sendable (Progress) -> Void)?,
+                                      destination: (@Sendable (URL, URLResponse) -> URL)?,
+                                      completionHandler: (@Sendable (URLResponse, URL?, Error?) -> Void)?) -> URLSessionDownloadTask {
+        downloadTask(with: request, progress: progress, destination: destination, completionHandler: completionHandler)
+    }
+
+    /// 2.7's `-downloadTaskWithResumeData:progress:destination:completionHandler:` (progress as a block, as in 3.x).
+    @available(*, deprecated, renamed: "downloadTask(withResumeData:progress:destination:completionHandler:)")
+    @preconcurrency
+    open func downloadTaskWithResumeData(_ resumeData: Data,
+                                         progress: (@Sendable (Progress) -> Void)?,
+                                         destination: (@Sendable (URL, URLResponse) -> URL)?,
+                                         completionHandler: (@Sendable (URLResponse, URL?, Error?) -> Void)?) -> URLSessionDownloadTask {
+        downloadTask(withResumeData: resumeData, progress: progress, destination: destination, completionHandler: completionHandler)
+    }
+
     var factory: SessionTaskFactory { SessionTaskFactory(manager: self, session: managedSession) }
 
     // MARK: - Progress

@@ -107,7 +107,7 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
     /// (cancellation included). Exactly one of them runs, once. They are
     /// `@Sendable`: they run on the completion queue, not where they were written.
     @preconcurrency
-    public func setCompletionBlockWithSuccess(_ success: SuccessBlock?, failure: FailureBlock?) {
+    open func setCompletionBlockWithSuccess(_ success: SuccessBlock?, failure: FailureBlock?) {
         http.withLock { http in
             http.success = success
             http.failure = failure

@@ -407,7 +407,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     // MARK: - Pause and resume
 
     /// Stops the transfer and keeps what arrived; `resume()` continues it.
-    public func pause() {
+    open func pause() {
         guard !isCancelled else { return }
         let paused = driver.handle(.pause)
         if paused.after == .paused && paused.before != .paused { didPause() }
@@ -415,7 +415,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// Continues a paused operation: from the bytes already received when the
     /// request carries `Range` (as `HTTPRequestOperation.pause()` writes it).
-    public func resume() {
+    open func resume() {
         let (request, stream) = settings.withLock { ($0.request, $0.outputStream) }
         // The continuing request is worked out here as well as in `didPause()`:
         // a resume from another thread can come between the pause taking

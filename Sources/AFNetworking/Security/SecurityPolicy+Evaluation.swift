@@ -5,43 +5,10 @@ extension SecurityPolicy {
     /// Longest chain a server may present; real chains have 2–5 certificates.
     static let maximumChainLength = 32
 
-    /// Whether `trust` should be accepted for `domain` (2.7's
-    /// `evaluateServerTrust:forDomain:`). `nil` domain: the host is not checked.
-    public func evaluateServerTrust(_ trust: ServerTrust, forDomain domain: String?) -> Bool {
-        if case .success = evaluate(trust, forDomain: domain) { return true }
-        return false
-    }
-
-    /// Whether `trust` should be accepted, without checking any host name.
-    @available(*, deprecated, renamed: "evaluateServerTrust(_:forDomain:)")
-    public func evaluateServerTrust(_ trust: ServerTrust) -> Bool {
-        evaluateServerTrust(trust, forDomain: nil)
-    }
-
-    /// Evaluates `trust` for `domain` and says why it was refused.
-    ///
-    /// The order is AFNetworking 2.7's:
-    /// 1. A chain that is empty, too long or holds a certificate that is not
-    ///    well-formed DER is refused (`.malformedCertificate`); 2.7 could not
-    ///    even build a `SecTrustRef` from one.
-    /// 2. With a domain, `allowInvalidCertificates` and `validatesDomainName`,
-    ///    pinning is required: mode `.none` or no pins is refused
-    ///    (`.domainValidationRequiresPinning`).
-    /// 3. The chain is verified against the trust anchors (the system store
-    ///    or `trust.anchorCertificates`) for TLS server use and the domain when
-    ///    `validatesDomainName`, as a plain X.509 chain otherwise.
-    /// 4. Mode `.none`: accepted if `allowInvalidCertificates` or step 3 passed.
-    /// 5. Otherwise a failed step 3 refuses unless `allowInvalidCertificates`.
-    ///    When the pins alone would have accepted the chain, the refusal's
-    ///    detail says so and names the two settings that would accept it.
-    /// 6. `.certificate`: the chain is verified again with the pinned
-    ///    certificates as the only anchors (host and dates still checked), and
-    ///    a certificate of the chain built that way must be pinned.
-    /// 7. `.publicKey`: a public key of the chain built in step 3 must be the
-    ///    key of a pinned certificate or match `pinnedPublicKeyHashes`. Note
-    ///    that, as in 2.7, with `allowInvalidCertificates` this mode checks
-    ///    neither the host nor the dates.
-    public func evaluate(_ trust: ServerTrust, forDomain domain: String?) -> Result<Void, SecurityPolicyError> {
+    /// The work of `evaluate(_:forDomain:)` (declared `open` in the class body,
+    /// SecurityPolicy.swift, because Swift cannot override a member declared in
+    /// an extension); the steps are listed there.
+    func evaluateChain(_ trust: ServerTrust, forDomain domain: String?) -> Result<Void, SecurityPolicyError> {
         let presented: [Certificate]
         switch SecurityPolicy.parseChain(trust.certificates) {
         case .success(let certificates): presented = certificates

@@ -10,7 +10,8 @@ import Foundation
 /// chain building and checking. A manager shares one policy with every
 /// operation it runs, so its settings may change while handshakes on other
 /// threads evaluate it; each evaluation sees one consistent set of settings.
-// @unchecked: every mutable stored property lives in `state` (LockedState); `sslPinningMode` is a `let`.
+// @unchecked: every mutable stored property lives in `state` (LockedState), except
+// `sslPinningMode`, which only the initializers write.
 open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     /// The settings and the pins derived from them, behind one lock, so an
     /// evaluation never sees pins that do not match the settings.
@@ -36,8 +37,9 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     /// A copy of every setting, taken in one locked step.
     var settings: State { state.withLock { $0 } }
 
-    /// How the chain is pinned. Defaults to `.none`.
-    public let sslPinningMode: SSLPinningMode
+    /// How the chain is pinned. Defaults to `.none`. (A `private(set) var`, not
+    /// a `let`, only so that `init(mode:)` can be a convenience initializer.)
+    public private(set) var sslPinningMode: SSLPinningMode
 
     /// The DER certificates used for pinning. Duplicates are removed, first
     /// occurrence kept. `init(pinningMode:)` fills it from the main bundle
@@ -117,20 +119,73 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     }
 
     /// Same as `default()`: 2.7's plain `init` (no pinning, no pinned certificates).
-    public override convenience init() {
-        self.init(mode: .none)
+    ///
+    /// This and `init(pinningMode:)` are the designated initializers, both
+    /// public: a subclass in another module that declares no initializer then
+    /// inherits every one, `init?(coder:)` (required) included. An internal
+    /// designated initializer would stop that inheritance, and such a subclass
+    /// would not compile.
+    public override init() {
+        sslPinningMode = .none
+        super.init()
     }
 
-    /// The designated initializer that does not touch the bundle.
-    init(mode: SSLPinningMode) {
+    /// A policy with `mode` that does not touch the bundle.
+    convenience init(mode: SSLPinningMode) {
+        self.init()
         sslPinningMode = mode
-        super.init()
     }
 
     /// 2.7's NSOrderedSet behaviour: drop repeated certificates, keep the order.
     private static func removingDuplicates(_ certificates: [Data]) -> [Data] {
         var seen = Set<Data>()
         return certificates.filter { seen.insert($0).inserted }
+    }
+
+    // MARK: Evaluation
+
+    // Declared here, in the class body, so that a subclass can override them
+    // (Swift cannot override a member declared in an extension); the work is
+    // in SecurityPolicy+Evaluation.swift.
+
+    /// Whether `trust` should be accepted for `domain` (2.7's
+    /// `evaluateServerTrust:forDomain:`). `nil` domain: the host is not checked.
+    open func evaluateServerTrust(_ trust: ServerTrust, forDomain domain: String?) -> Bool {
+        if case .success = evaluate(trust, forDomain: domain) { return true }
+        return false
+    }
+
+    /// Whether `trust` should be accepted, without checking any host name.
+    @available(*, deprecated, renamed: "evaluateServerTrust(_:forDomain:)")
+    open func evaluateServerTrust(_ trust: ServerTrust) -> Bool {
+        evaluateServerTrust(trust, forDomain: nil)
+    }
+
+    /// Evaluates `trust` for `domain` and says why it was refused.
+    ///
+    /// The order is AFNetworking 2.7's:
+    /// 1. A chain that is empty, too long or holds a certificate that is not
+    ///    well-formed DER is refused (`.malformedCertificate`); 2.7 could not
+    ///    even build a `SecTrustRef` from one.
+    /// 2. With a domain, `allowInvalidCertificates` and `validatesDomainName`,
+    ///    pinning is required: mode `.none` or no pins is refused
+    ///    (`.domainValidationRequiresPinning`).
+    /// 3. The chain is verified against the trust anchors (the system store
+    ///    or `trust.anchorCertificates`) for TLS server use and the domain when
+    ///    `validatesDomainName`, as a plain X.509 chain otherwise.
+    /// 4. Mode `.none`: accepted if `allowInvalidCertificates` or step 3 passed.
+    /// 5. Otherwise a failed step 3 refuses unless `allowInvalidCertificates`.
+    ///    When the pins alone would have accepted the chain, the refusal's
+    ///    detail says so and names the two settings that would accept it.
+    /// 6. `.certificate`: the chain is verified again with the pinned
+    ///    certificates as the only anchors (host and dates still checked), and
+    ///    a certificate of the chain built that way must be pinned.
+    /// 7. `.publicKey`: a public key of the chain built in step 3 must be the
+    ///    key of a pinned certificate or match `pinnedPublicKeyHashes`. Note
+    ///    that, as in 2.7, with `allowInvalidCertificates` this mode checks
+    ///    neither the host nor the dates.
+    open func evaluate(_ trust: ServerTrust, forDomain domain: String?) -> Result<Void, SecurityPolicyError> {
+        evaluateChain(trust, forDomain: domain)
     }
 
     // MARK: NSSecureCoding

@@ -3,16 +3,14 @@ import Foundation
 import FoundationNetworking
 #endif
 
+// The work of `multipartFormRequest(withMethod:urlString:parameters:constructingBodyWith:)`
+// and `request(withMultipartForm:writingStreamContentsToFile:completionHandler:)`,
+// which are declared `open` in the class body (HTTPRequestSerializer.swift)
+// because Swift cannot override a member declared in an extension.
 extension HTTPRequestSerializer {
-    /// A `multipart/form-data` request: `parameters` become form fields (flattened as
-    /// for query strings), then `block` appends further parts. The body is a stream
-    /// with an exact `Content-Length`. GET and HEAD cannot carry a body and throw, as
-    /// does any error `block` throws (for example a missing file). `block` runs on the
-    /// calling thread before this returns; it is `@Sendable` because callers may build
-    /// requests from any thread.
-    @preconcurrency
-    public func multipartFormRequest(withMethod method: String, urlString: String, parameters: [String: Any]?,
-                                     constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?) throws -> URLRequest {
+    /// `multipartFormRequest(withMethod:urlString:parameters:constructingBodyWith:)`.
+    func makeMultipartFormRequest(withMethod method: String, urlString: String, parameters: [String: Any]?,
+                                  constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?) throws -> URLRequest {
         let upper = method.uppercased()
         guard upper != "GET", upper != "HEAD" else {
             throw requestSerializationError(code: NSURLErrorUnsupportedURL,
@@ -42,12 +40,9 @@ extension HTTPRequestSerializer {
         return formData.requestByFinalizing(request)
     }
 
-    /// Writes the multipart body of `request` to `fileURL` in the background and returns
-    /// the request without its body stream, for uploading from a file instead.
-    /// `handler` runs on the main queue with nil or the error that stopped the copy.
-    @preconcurrency
-    public func request(withMultipartForm request: URLRequest, writingStreamContentsToFile fileURL: URL,
-                        completionHandler handler: (@Sendable (Error?) -> Void)?) -> URLRequest {
+    /// `request(withMultipartForm:writingStreamContentsToFile:completionHandler:)`.
+    func makeRequest(withMultipartForm request: URLRequest, writingStreamContentsToFile fileURL: URL,
+                     completionHandler handler: (@Sendable (Error?) -> Void)?) -> URLRequest {
         var stripped = request
         stripped.httpBodyStream = nil
         // A copy, so the caller's request keeps an unread stream.

@@ -279,6 +279,79 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
         return URL(string: string + separator + query + fragment)
     }
 
+    // MARK: Multipart forms
+
+    // Declared here so that subclasses can override them; the work is in
+    // HTTPRequestSerializer+Multipart.swift.
+
+    /// A `multipart/form-data` request: `parameters` become form fields (flattened as
+    /// for query strings), then `block` appends further parts. The body is a stream
+    /// with an exact `Content-Length`. GET and HEAD cannot carry a body and throw, as
+    /// does any error `block` throws (for example a missing file). `block` runs on the
+    /// calling thread before this returns; it is `@Sendable` because callers may build
+    /// requests from any thread.
+    @preconcurrency
+    open func multipartFormRequest(withMethod method: String, urlString: String, parameters: [String: Any]?,
+                                   constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?) throws -> URLRequest {
+        try makeMultipartFormRequest(withMethod: method, urlString: urlString, parameters: parameters, constructingBodyWith: block)
+    }
+
+    /// Writes the multipart body of `request` to `fileURL` in the background and returns
+    /// the request without its body stream, for uploading from a file instead.
+    /// `handler` runs on the main queue with nil or the error that stopped the copy.
+    @preconcurrency
+    open func request(withMultipartForm request: URLRequest, writingStreamContentsToFile fileURL: URL,
+                      completionHandler handler: (@Sendable (Error?) -> Void)?) -> URLRequest {
+        makeRequest(withMultipartForm: request, writingStreamContentsToFile: fileURL, completionHandler: handler)
+    }
+
+    // MARK: AFNetworking 2.x spellings
+
+    // Deprecated with `renamed:` and forwarding to the methods above. Declared
+    // here, in the class body, rather than in Compatibility+RequestSerialization.swift:
+    // Swift cannot override a member declared in an extension.
+
+    /// 2.7's `-valueForHTTPHeaderField:`.
+    @available(*, deprecated, renamed: "value(forHTTPHeaderField:)")
+    open func valueForHTTPHeaderField(_ field: String) -> String? {
+        value(forHTTPHeaderField: field)
+    }
+
+    /// 2.7's `-setQueryStringSerializationWithStyle:`.
+    @available(*, deprecated, renamed: "setQueryStringSerializationWith(_:)")
+    open func setQueryStringSerializationWithStyle(_ style: HTTPRequestQueryStringSerializationStyle) {
+        setQueryStringSerializationWith(style)
+    }
+
+    /// 2.7's `-setQueryStringSerializationWithBlock:` (the block throws instead of filling an `NSError **`).
+    @available(*, deprecated, renamed: "setQueryStringSerializationWith(_:)")
+    @preconcurrency
+    open func setQueryStringSerializationWithBlock(_ block: (@Sendable (URLRequest, Any) throws -> String)?) {
+        setQueryStringSerializationWith(block)
+    }
+
+    /// 2.7's `-requestWithMethod:URLString:parameters:error:` as Swift 2 imported it.
+    @available(*, deprecated, renamed: "request(withMethod:urlString:parameters:)")
+    open func requestWithMethod(_ method: String, URLString: String, parameters: Any?) throws -> URLRequest {
+        try request(withMethod: method, urlString: URLString, parameters: parameters)
+    }
+
+    /// 2.7's `-multipartFormRequestWithMethod:URLString:parameters:constructingBodyWithBlock:error:` as Swift 2 imported it.
+    @available(*, deprecated, renamed: "multipartFormRequest(withMethod:urlString:parameters:constructingBodyWith:)")
+    @preconcurrency
+    open func multipartFormRequestWithMethod(_ method: String, URLString: String, parameters: [String: Any]?,
+                                             constructingBodyWithBlock block: (@Sendable (MultipartFormData) throws -> Void)?) throws -> URLRequest {
+        try multipartFormRequest(withMethod: method, urlString: URLString, parameters: parameters, constructingBodyWith: block)
+    }
+
+    /// 2.7's `-requestWithMultipartFormRequest:writingStreamContentsToFile:completionHandler:`.
+    @available(*, deprecated, renamed: "request(withMultipartForm:writingStreamContentsToFile:completionHandler:)")
+    @preconcurrency
+    open func requestWithMultipartFormRequest(_ request: URLRequest, writingStreamContentsToFile fileURL: URL,
+                                              completionHandler handler: (@Sendable (Error?) -> Void)?) -> URLRequest {
+        self.request(withMultipartForm: request, writingStreamContentsToFile: fileURL, completionHandler: handler)
+    }
+
     // MARK: NSSecureCoding
 
     /// Serializers archive with secure coding.

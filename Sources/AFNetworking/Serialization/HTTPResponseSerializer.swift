@@ -58,6 +58,14 @@ open class HTTPResponseSerializer: NSObject, URLResponseSerialization, NSSecureC
         if let error = validationError(ResponseSummary(response), data: data) { throw error }
     }
 
+    /// 2.7's `-validateResponse:data:error:` as Swift 2 imported it. Deprecated
+    /// with `renamed:`; declared here rather than in
+    /// Compatibility+ResponseSerialization.swift so that a subclass can override it.
+    @available(*, deprecated, renamed: "validate(_:data:)")
+    open func validateResponse(_ response: HTTPURLResponse?, data: Data?) throws {
+        try validate(response, data: data)
+    }
+
     /// The validation itself, on what it reads from a response.
     func validationError(_ response: ResponseSummary, data: Data?) -> NSError? {
         let (acceptableTypes, acceptableStatuses) = state.withLock { ($0.acceptableContentTypes, $0.acceptableStatusCodes) }
