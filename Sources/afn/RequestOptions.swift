@@ -32,7 +32,8 @@ struct RequestOptions: ParsableArguments {
     @Flag(name: .customLong("no-cache"), help: ArgumentHelp(
         "Neither use nor fill the response cache.",
         discussion: "get, post and put keep responses as HTTP allows in ~/.cache/org.swift.foundation.URLCache/afn "
-            + "($XDG_CACHE_HOME instead of ~/.cache when set), and revalidate them (If-None-Match / If-Modified-Since, a 304 answer)."))
+            + "($XDG_CACHE_HOME instead of ~/.cache when set) and revalidate them on every run (If-None-Match / If-Modified-Since, "
+            + "a 304 answer): a stored response is never used without asking the server."))
     var noCache = false
 
     mutating func validate() throws {
@@ -73,7 +74,10 @@ struct RequestOptions: ParsableArguments {
     func apply(to request: inout URLRequest) {
         request.timeoutInterval = timeout
         // --no-cache: neither an answer from the cache nor a conditional request.
-        if noCache { request.cachePolicy = .reloadIgnoringLocalCacheData }
+        // Otherwise a stored answer is used only after the server confirms it (a 304):
+        // a tool run from scripts must never print what a file held before it changed,
+        // as a heuristically fresh entry (Last-Modified, no Cache-Control) would.
+        request.cachePolicy = noCache ? .reloadIgnoringLocalCacheData : .reloadRevalidatingCacheData
         for line in header {
             guard let field = try? Self.parse(header: line) else { continue }
             request.setValue(field.value, forHTTPHeaderField: field.name)
