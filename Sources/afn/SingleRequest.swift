@@ -45,7 +45,7 @@ struct SingleRequest {
         }
 
         let trace = output.verbose ? VerboseTrace() : nil
-        trace?.attach(to: operation)
+        trace?.attach(to: operation, redirectLimit: redirectLimit)
         trace?.sending(operation.request)
         if let trace { operation.logger = trace.logger }
         var bar: ProgressBar?
@@ -105,6 +105,9 @@ struct Exchange {
     let receivedHead: ReceivedResponse?
     /// The 304 that confirmed the cached answer, if one did.
     let revalidationHead: ReceivedResponse?
+    /// The cached answer's head as received when it was stored (nil for a
+    /// received answer, or an entry stored without it).
+    let storedHead: ReceivedResponse?
 
     init(_ operation: HTTPRequestOperation, bodyInFile: Bool) {
         response = operation.response
@@ -114,6 +117,7 @@ struct Exchange {
         metrics = operation.metrics
         receivedHead = operation.receivedHead
         revalidationHead = operation.revalidationHead
+        storedHead = operation.storedHead
     }
 
     /// "HTTP/1.1", "HTTP/2": from the metrics, HTTP/1.1 when they do not say.
