@@ -35,9 +35,16 @@ enum Console {
     }
     private static let silent = LockedState(false)
 
-    /// Writes `afn: <message>` and a newline to stderr (not with `-s`).
+    /// `-S/--show-error`: error messages are written even with `-s`.
+    static var showsErrors: Bool {
+        get { showErrors.value }
+        set { showErrors.set(\.self, to: newValue) }
+    }
+    private static let showErrors = LockedState(false)
+
+    /// Writes `afn: <message>` and a newline to stderr (not with `-s`, unless `-S`).
     static func error(_ message: String) {
-        guard !isSilent else { return }
+        guard !isSilent || showsErrors else { return }
         err("afn: \(message)\n")
     }
 

@@ -23,13 +23,32 @@ struct Download: ParsableCommand {
     )
 
     @Argument(help: "The URL to download.") var url: String
-    @Option(name: .shortAndLong, help: "Where to store the file (replaced when the download completes; never a directory).") var output: String
+    @Option(name: .shortAndLong, help: "Where to store the file (replaced when the download completes; never a directory).") var output: String?
+    @Flag(name: [.customShort("O"), .customLong("remote-name")],
+          help: "Store the file under the name the URL's last path segment gives, in the current directory (curl's -O).")
+    var remoteName = false
+    @Option(name: .customShort("C"), help: CurlSpelling.continueAtHelp) var continueAt: String?
+    @Flag(name: .shortAndLong, help: "Accepted for curl's spelling: an HTTP error status always fails a download (exit 1), saving nothing.")
+    var fail = false
     @OptionGroup(title: "Request") var options: RequestOptions
     @OptionGroup(title: "TLS") var tls: TLSOptions
 
     func validate() throws {
         try RequestOptions.validateURL(url)
-        try OutputPath.refuseDirectory(output)
+        try CurlSpelling.validateContinueAt(continueAt)
+        try OutputPath.refuseDirectory(try destinationPath())
+    }
+
+    /// `-o`'s path or `-O`'s name: always a file (a download is continued
+    /// from what it wrote, which stdout cannot give back).
+    private func destinationPath() throws -> String {
+        if remoteName {
+            if output != nil { throw ValidationError("-O and -o both name the output; give one") }
+            return try OutputPath.remoteName(ofArgument: url)
+        }
+        guard let output else { throw ValidationError("name the file to store: -o FILE, or -O for the URL's file name") }
+        if output == "-" { throw ValidationError("download stores a file it can continue, not stdout; use 'afn get URL' for stdout") }
+        return output
     }
 
     func run() throws {
@@ -37,6 +56,7 @@ struct Download: ParsableCommand {
     }
 
     private func download() throws -> Int32 {
+        let output = try destinationPath()
         let destination = URL(fileURLWithPath: output)
         let resumeFile = URL(fileURLWithPath: output + ".afnresume")
         let configuration = URLSessionConfiguration.default

@@ -26,8 +26,15 @@ struct RequestOptions: ParsableArguments {
     @Option(name: .customLong("max-redirs"), help: "Follow at most N redirects (0: follow none, the 3xx is the response); one more exits 47.")
     var maxRedirs: Int?
 
-    @Flag(name: [.customShort("s"), .long], help: "Silent: no progress bar and no error messages (the exit status still tells); -v output still shows.")
+    @Flag(name: [.customShort("s"), .long], help: "Silent: no progress bar and no error messages (the exit status still tells).")
     var silent = false
+
+    @Flag(name: [.customShort("S"), .customLong("show-error")], help: "With -s: still write error messages (curl's -sS).")
+    var showError = false
+
+    @Flag(name: [.customShort("L"), .customLong("location")],
+          help: "Follow redirects: afn always does (accepted for curl's spelling); --max-redirs limits them.")
+    var location = false
 
     @Flag(name: .customLong("no-cache"), help: ArgumentHelp(
         "Neither use nor fill the response cache.",
@@ -39,6 +46,7 @@ struct RequestOptions: ParsableArguments {
     mutating func validate() throws {
         // Set before any work, and only here: every command that sends has these options.
         Console.isSilent = silent
+        Console.showsErrors = showError
         for line in header { _ = try Self.parse(header: line) }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         if let maxTime, maxTime <= 0 { throw ValidationError("--max-time must be positive") }

@@ -14,11 +14,13 @@ struct SingleRequest {
     let options: RequestOptions
     let tls: TLSOptions
     let output: ResponseOptions
-    /// `get --resume`: the body goes to `output.output` through a partial file
+    /// `get --resume`: the body goes to the output file through a partial file
     /// that a later run continues.
     var resumes = false
 
     func run() throws -> Int32 {
+        // -o FILE, -O's name, or nil: stdout (no -o, or `-o -`).
+        let path = try output.file(for: self.request.url)
         let policy = try tls.securityPolicy()
         let certificate = try tls.clientCertificate()
         var request = self.request
@@ -26,14 +28,14 @@ struct SingleRequest {
         if output.json, request.value(forHTTPHeaderField: "Accept") == nil {
             request.setValue("application/json", forHTTPHeaderField: "Accept")
         }
-        let operation = try makeOperation(for: request)
+        let operation = try makeOperation(for: request, path: path)
         // The tool judges the status itself (-f/--fail): every status is a response.
         operation.responseSerializer.acceptableStatusCodes = nil
         operation.securityPolicy = policy
         operation.clientCertificate = certificate
         let redirectLimit = options.apply(to: operation)
         operation.completionQueue = callbackQueue
-        if let path = output.output, !resumes {
+        if let path, !resumes {
             // Nothing touches the path before the first byte of an accepted response (see OutputFile):
             // not for a status -f rejects, nor for a redirect past --max-redirs.
             let failsOnHTTPError = output.fail
@@ -49,7 +51,7 @@ struct SingleRequest {
         trace?.sending(operation.request)
         if let trace { operation.logger = trace.logger }
         var bar: ProgressBar?
-        if let path = output.output, !output.json {
+        if let path, !output.json {
             let name = URL(fileURLWithPath: path).lastPathComponent
             let progress = ProgressBar(label: name)
             operation.setDownloadProgressBlock { bytes, total, expected in progress.update(total, of: expected, read: bytes) }
@@ -71,15 +73,15 @@ struct SingleRequest {
                 throw ToolFailure(status: ExitStatus.writeError, message: error.localizedDescription)
             }
         }
-        let exchange = Exchange(operation, bodyInFile: output.output != nil)
+        let exchange = Exchange(operation, bodyInFile: path != nil)
         trace?.finished(exchange)
         return ResponsePrinter(options: output, resumes: resumes).report(exchange)
     }
 
-    /// The operation, its body going to memory, to `-o FILE`, or (`--resume`)
-    /// to a partial file that becomes `FILE` once complete.
-    private func makeOperation(for request: URLRequest) throws -> HTTPRequestOperation {
-        guard let path = output.output else { return HTTPRequestOperation(request: request) }
+    /// The operation, its body going to memory, to `path`, or (`--resume`)
+    /// to a partial file that becomes `path` once complete.
+    private func makeOperation(for request: URLRequest, path: String?) throws -> HTTPRequestOperation {
+        guard let path else { return HTTPRequestOperation(request: request) }
         if resumes {
             do {
                 return try HTTPRequestOperation(request: request, resumingDownloadTo: URL(fileURLWithPath: path))

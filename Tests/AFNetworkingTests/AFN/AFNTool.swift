@@ -40,9 +40,11 @@ enum AFNTool {
     /// `environment` adds to (or replaces) the test process's variables for
     /// the child only; the proxy variables of the test process are never passed on.
     /// With `noting`, stderr is read as it comes and `Run.notedAfter` says when that text first appeared.
+    /// `directory`: the working directory (files `-O` names land there), else the test process's.
     static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60, shell: String? = nil,
-                    environment: [String: String] = [:], noting: String? = nil) throws -> Run {
+                    environment: [String: String] = [:], noting: String? = nil, directory: URL? = nil) throws -> Run {
         let process = Process()
+        if let directory { process.currentDirectoryURL = directory }
         if let shell {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", shell, try executable().path] + arguments
