@@ -28,7 +28,10 @@ struct SingleRequest {
         if output.json, request.value(forHTTPHeaderField: "Accept") == nil {
             request.setValue("application/json", forHTTPHeaderField: "Accept")
         }
-        let operation = try makeOperation(for: request, path: path)
+        // --resume: the body goes to a partial file that becomes `path` once complete.
+        let partial = resumes ? path.map { PartialDownload(path: $0) } : nil
+        let operation = try partial?.makeOperation(for: request) ?? HTTPRequestOperation(request: request)
+        let continued = PartialDownload.continues(operation)
         // The tool judges the status itself (-f/--fail): every status is a response.
         operation.responseSerializer.acceptableStatusCodes = nil
         operation.securityPolicy = policy
@@ -60,6 +63,8 @@ struct SingleRequest {
         operation.start()
         operation.waitUntilFinished()
         bar?.finish()
+        // An answer that is not the entity (a redirect past --max-redirs, an error status) leaves no partial file.
+        partial?.keepIfResumable(after: operation, continued: continued)
         // The cache writes behind the requests: make them before the process ends.
         CacheIndex.finishWrites(to: URLCache.shared)
 
@@ -76,20 +81,6 @@ struct SingleRequest {
         let exchange = Exchange(operation, bodyInFile: path != nil)
         trace?.finished(exchange)
         return ResponsePrinter(options: output, resumes: resumes).report(exchange)
-    }
-
-    /// The operation, its body going to memory, to `path`, or (`--resume`)
-    /// to a partial file that becomes `path` once complete.
-    private func makeOperation(for request: URLRequest, path: String?) throws -> HTTPRequestOperation {
-        guard let path else { return HTTPRequestOperation(request: request) }
-        if resumes {
-            do {
-                return try HTTPRequestOperation(request: request, resumingDownloadTo: URL(fileURLWithPath: path))
-            } catch {
-                throw ToolFailure(status: ExitStatus.writeError, message: "cannot write \(path).partial: \(error.localizedDescription)")
-            }
-        }
-        return HTTPRequestOperation(request: request)
     }
 }
 
