@@ -17,6 +17,14 @@ struct AFN: ParsableCommand {
         discussion: AFN.cacheNote + "\n\n" + ExitStatus.discussion,
         subcommands: [Get.self, Post.self, Put.self, Download.self, Batch.self, Reach.self, Demo.self]
     )
+
+    /// Ignores SIGPIPE before anything runs: a write to a pipe or FIFO whose
+    /// reader left (`afn get URL | head -c 100`, `-o fifo`) then fails with
+    /// EPIPE and the tool exits 23, as curl does, instead of dying of the signal.
+    static func main() {
+        signal(SIGPIPE, SIG_IGN)
+        main(nil)
+    }
 }
 
 /// Where every block of the tool runs: the main thread only waits.
