@@ -19,9 +19,12 @@ struct Batch: ParsableCommand {
             """
     )
 
-    // No short name: -f is --fail in every other command (curl's meaning), and a batch always fails on >= 400.
+    // No short name: -f is --fail in every command (curl's meaning).
     @Option(name: .customLong("file"), help: ArgumentHelp("Read the URLs from this file ('-': stdin, the default).", valueName: "file"))
     var file: String?
+
+    @Flag(name: .shortAndLong, help: "Accepted for curl's spelling: a batch always fails a URL on an HTTP status >= 400 (exit 22).")
+    var fail = false
 
     @Option(name: [.customShort("j"), .customLong("jobs")], help: "How many requests run at once.")
     var jobs = 4

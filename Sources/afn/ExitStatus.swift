@@ -18,7 +18,7 @@ import FoundationNetworking
 /// | 8      | the server's reply is not valid HTTP                              | NSURLErrorBadServerResponse                      |
 /// | 18     | partial file: the connection closed before the whole body arrived | curl's CURLE_PARTIAL_FILE (underlying error)     |
 /// | 22     | HTTP status >= 400 with `-f/--fail`; always in `batch`, and for `get --resume` (nothing is saved) | the response |
-/// | 23     | cannot write the output file                                      | the tool, NSURLErrorCannotWriteToFile/CreateFile/OpenFile |
+/// | 23     | cannot write the output (a file; stdout whose reader left)        | the tool, NSURLErrorCannotWriteToFile/CreateFile/OpenFile |
 /// | 26     | cannot read a local input file (`-d @FILE`, `-F name=@FILE`)      | the tool                                         |
 /// | 28     | timed out (`--timeout` idle, `--max-time` total)                  | NSURLErrorTimedOut                               |
 /// | 35     | the TLS handshake failed                                          | NSURLErrorSecureConnectionFailed                 |
@@ -130,7 +130,7 @@ struct ToolFailure: Error {
 /// Runs a subcommand's work and turns its outcome into the process's exit
 /// status: a `ToolFailure` or any other error is printed on stderr first.
 func exiting(with work: () throws -> Int32) throws {
-    let status: Int32
+    var status: Int32
     do {
         status = try work()
     } catch let failure as ToolFailure {
@@ -141,6 +141,11 @@ func exiting(with work: () throws -> Int32) throws {
     } catch {
         Console.error(error.localizedDescription)
         status = ExitStatus.status(for: error)
+    }
+    if status == ExitStatus.success, let code = Console.outputFailure {
+        // The exchange went well but stdout did not take it (a reader that left: EPIPE).
+        Console.error("cannot write the output: \(String(cString: strerror(code)))")
+        status = ExitStatus.writeError
     }
     if status != ExitStatus.success { throw ExitCode(status) }
 }

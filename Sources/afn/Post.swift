@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `afn post URL`: one POST with a raw body (`-d`) or a multipart form
 /// (`-F`), printed as `afn get` prints its response.
@@ -16,6 +17,8 @@ struct Post: ParsableCommand {
 
     func validate() throws {
         try RequestOptions.validateURL(url)
+        // -O's name is checked before anything is sent.
+        _ = try output.file(for: URL(string: RequestOptions.withScheme(url)))
     }
 
     func run() throws {

@@ -14,7 +14,7 @@ final class ProgressBar: Sendable {
         /// starts there, and the rate counts only what arrives now.
         var baseline: Int64 = 0
         var startedAt = Date()
-        /// Whether the baseline is known (set by `start(at:of:)` or the first `update(_:of:read:)`).
+        /// Whether the baseline is known (set by the first `update(_:of:read:)`).
         var started = false
     }
 
@@ -23,18 +23,6 @@ final class ProgressBar: Sendable {
     // The bar is drawn under the lock: a redraw computed before another one
     // must not reach the terminal after it (the last line written is the one
     // that stays on screen).
-
-    /// A resumed transfer continues at `offset` of `expected` bytes.
-    func start(at offset: Int64, of expected: Int64) {
-        state.withLock { state in
-            state.baseline = offset
-            state.lastTotal = offset
-            state.lastExpected = expected
-            state.startedAt = Date()
-            state.started = true
-            draw(&state)
-        }
-    }
 
     /// Progress of an operation whose counts are absolute (a resumed one
     /// reports from the entity's first byte): the first report fixes where

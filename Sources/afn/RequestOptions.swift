@@ -26,18 +26,27 @@ struct RequestOptions: ParsableArguments {
     @Option(name: .customLong("max-redirs"), help: "Follow at most N redirects (0: follow none, the 3xx is the response); one more exits 47.")
     var maxRedirs: Int?
 
-    @Flag(name: [.customShort("s"), .long], help: "Silent: no progress bar and no error messages (the exit status still tells); -v output still shows.")
+    @Flag(name: [.customShort("s"), .long], help: "Silent: no progress bar and no error messages (the exit status still tells).")
     var silent = false
+
+    @Flag(name: [.customShort("S"), .customLong("show-error")], help: "With -s: still write error messages (curl's -sS).")
+    var showError = false
+
+    @Flag(name: [.customShort("L"), .customLong("location")],
+          help: "Follow redirects: afn always does (accepted for curl's spelling); --max-redirs limits them.")
+    var location = false
 
     @Flag(name: .customLong("no-cache"), help: ArgumentHelp(
         "Neither use nor fill the response cache.",
         discussion: "get, post and put keep responses as HTTP allows in ~/.cache/org.swift.foundation.URLCache/afn "
-            + "($XDG_CACHE_HOME instead of ~/.cache when set), and revalidate them (If-None-Match / If-Modified-Since, a 304 answer)."))
+            + "($XDG_CACHE_HOME instead of ~/.cache when set) and revalidate them on every run (If-None-Match / If-Modified-Since, "
+            + "a 304 answer): a stored response is never used without asking the server."))
     var noCache = false
 
     mutating func validate() throws {
         // Set before any work, and only here: every command that sends has these options.
         Console.isSilent = silent
+        Console.showsErrors = showError
         for line in header { _ = try Self.parse(header: line) }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         if let maxTime, maxTime <= 0 { throw ValidationError("--max-time must be positive") }
@@ -73,7 +82,10 @@ struct RequestOptions: ParsableArguments {
     func apply(to request: inout URLRequest) {
         request.timeoutInterval = timeout
         // --no-cache: neither an answer from the cache nor a conditional request.
-        if noCache { request.cachePolicy = .reloadIgnoringLocalCacheData }
+        // Otherwise a stored answer is used only after the server confirms it (a 304):
+        // a tool run from scripts must never print what a file held before it changed,
+        // as a heuristically fresh entry (Last-Modified, no Cache-Control) would.
+        request.cachePolicy = noCache ? .reloadIgnoringLocalCacheData : .reloadRevalidatingCacheData
         for line in header {
             guard let field = try? Self.parse(header: line) else { continue }
             request.setValue(field.value, forHTTPHeaderField: field.name)

@@ -92,13 +92,22 @@ enum StatusAndHeaders {
     /// follows; for the cache alone, the stored head.
     static func heads(_ exchange: Exchange) -> [[String]] {
         if let head = exchange.receivedHead { return [lines(received: head)] }
-        guard let response = exchange.response else { return [] }
-        let stored = lines(response, httpVersion: exchange.httpVersion)
+        guard exchange.response != nil else { return [] }
+        let stored = storedLines(exchange)
         if let confirmation = exchange.revalidationHead { return [lines(received: confirmation), stored] }
         return [stored]
     }
 
-    /// A stored (cached) response, which keeps no status line: `HTTP/1.1 200 OK`
+    /// The head of an answer from the cache as the server sent it when it was
+    /// stored (the cache kept it beside the response, updated by the 304 that
+    /// confirmed it); for an entry stored without it, rebuilt from the response.
+    static func storedLines(_ exchange: Exchange) -> [String] {
+        if let head = exchange.storedHead { return lines(received: head) }
+        guard let response = exchange.response else { return [] }
+        return lines(response, httpVersion: exchange.httpVersion)
+    }
+
+    /// A stored (cached) response without its head as received: `HTTP/1.1 200 OK`
     /// (no reason phrase for HTTP/2), then `Name: value` lines sorted by name.
     static func lines(_ response: HTTPURLResponse, httpVersion: String) -> [String] {
         var status = "\(httpVersion) \(response.statusCode)"

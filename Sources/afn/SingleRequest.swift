@@ -14,11 +14,13 @@ struct SingleRequest {
     let options: RequestOptions
     let tls: TLSOptions
     let output: ResponseOptions
-    /// `get --resume`: the body goes to `output.output` through a partial file
+    /// `get --resume`: the body goes to the output file through a partial file
     /// that a later run continues.
     var resumes = false
 
     func run() throws -> Int32 {
+        // -o FILE, -O's name, or nil: stdout (no -o, or `-o -`).
+        let path = try output.file(for: self.request.url)
         let policy = try tls.securityPolicy()
         let certificate = try tls.clientCertificate()
         var request = self.request
@@ -26,14 +28,17 @@ struct SingleRequest {
         if output.json, request.value(forHTTPHeaderField: "Accept") == nil {
             request.setValue("application/json", forHTTPHeaderField: "Accept")
         }
-        let operation = try makeOperation(for: request)
+        // --resume: the body goes to a partial file that becomes `path` once complete.
+        let partial = resumes ? path.map { PartialDownload(path: $0) } : nil
+        let operation = try partial?.makeOperation(for: request) ?? HTTPRequestOperation(request: request)
+        let continued = PartialDownload.continues(operation)
         // The tool judges the status itself (-f/--fail): every status is a response.
         operation.responseSerializer.acceptableStatusCodes = nil
         operation.securityPolicy = policy
         operation.clientCertificate = certificate
         let redirectLimit = options.apply(to: operation)
         operation.completionQueue = callbackQueue
-        if let path = output.output, !resumes {
+        if let path, !resumes {
             // Nothing touches the path before the first byte of an accepted response (see OutputFile):
             // not for a status -f rejects, nor for a redirect past --max-redirs.
             let failsOnHTTPError = output.fail
@@ -45,11 +50,11 @@ struct SingleRequest {
         }
 
         let trace = output.verbose ? VerboseTrace() : nil
-        trace?.attach(to: operation)
+        trace?.attach(to: operation, redirectLimit: redirectLimit)
         trace?.sending(operation.request)
         if let trace { operation.logger = trace.logger }
         var bar: ProgressBar?
-        if let path = output.output, !output.json {
+        if let path, !output.json {
             let name = URL(fileURLWithPath: path).lastPathComponent
             let progress = ProgressBar(label: name)
             operation.setDownloadProgressBlock { bytes, total, expected in progress.update(total, of: expected, read: bytes) }
@@ -58,6 +63,8 @@ struct SingleRequest {
         operation.start()
         operation.waitUntilFinished()
         bar?.finish()
+        // An answer that is not the entity (a redirect past --max-redirs, an error status) leaves no partial file.
+        partial?.keepIfResumable(after: operation, continued: continued)
         // The cache writes behind the requests: make them before the process ends.
         CacheIndex.finishWrites(to: URLCache.shared)
 
@@ -71,23 +78,9 @@ struct SingleRequest {
                 throw ToolFailure(status: ExitStatus.writeError, message: error.localizedDescription)
             }
         }
-        let exchange = Exchange(operation, bodyInFile: output.output != nil)
+        let exchange = Exchange(operation, bodyInFile: path != nil)
         trace?.finished(exchange)
         return ResponsePrinter(options: output, resumes: resumes).report(exchange)
-    }
-
-    /// The operation, its body going to memory, to `-o FILE`, or (`--resume`)
-    /// to a partial file that becomes `FILE` once complete.
-    private func makeOperation(for request: URLRequest) throws -> HTTPRequestOperation {
-        guard let path = output.output else { return HTTPRequestOperation(request: request) }
-        if resumes {
-            do {
-                return try HTTPRequestOperation(request: request, resumingDownloadTo: URL(fileURLWithPath: path))
-            } catch {
-                throw ToolFailure(status: ExitStatus.writeError, message: "cannot write \(path).partial: \(error.localizedDescription)")
-            }
-        }
-        return HTTPRequestOperation(request: request)
     }
 }
 
@@ -105,6 +98,9 @@ struct Exchange {
     let receivedHead: ReceivedResponse?
     /// The 304 that confirmed the cached answer, if one did.
     let revalidationHead: ReceivedResponse?
+    /// The cached answer's head as received when it was stored (nil for a
+    /// received answer, or an entry stored without it).
+    let storedHead: ReceivedResponse?
 
     init(_ operation: HTTPRequestOperation, bodyInFile: Bool) {
         response = operation.response
@@ -114,6 +110,7 @@ struct Exchange {
         metrics = operation.metrics
         receivedHead = operation.receivedHead
         revalidationHead = operation.revalidationHead
+        storedHead = operation.storedHead
     }
 
     /// "HTTP/1.1", "HTTP/2": from the metrics, HTTP/1.1 when they do not say.

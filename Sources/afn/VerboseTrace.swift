@@ -12,8 +12,14 @@ import Logging
 /// fields are those actually sent on each hop (a retry, a redirect, the
 /// cache's conditional request with `If-None-Match` / `If-Modified-Since`),
 /// read from the library's activity log at trace level; credentials and
-/// cookies are shown as `<redacted>`.
+/// cookies are shown as `<redacted>`. Each response head is printed as it
+/// arrives, as received, before its body (a slow body follows its head, as
+/// in curl), not once the exchange is over.
 final class VerboseTrace: Sendable {
+    /// The lines of the last head printed when it arrived: the final head is
+    /// printed at the end only when it was not (one the library refused).
+    private let lastShown = LockedState<[String]>([])
+
     /// The operation's logger: hop request lines, their fields and retries go to stderr.
     var logger: Logger {
         var logger = Logger(label: "afn.verbose") { _ in VerboseLogHandler() }
@@ -30,43 +36,57 @@ final class VerboseTrace: Sendable {
         }
     }
 
-    /// Reports each redirect and authentication challenge of `operation`,
-    /// leaving their handling as it would be without the trace.
-    func attach(to operation: HTTPRequestOperation) {
+    /// Prints each response head of `operation` when it arrives, and reports
+    /// each redirect and authentication challenge, leaving their handling as
+    /// it would be without the trace: the redirect block set here is the only
+    /// one, so it applies `redirectLimit` (`--max-redirs`) itself.
+    /// `operation.completionQueue` must be `callbackQueue`: heads are printed there.
+    func attach(to operation: HTTPRequestOperation, redirectLimit: RedirectLimit?) {
+        operation.setHeadReceivedBlock { head in
+            // The hop's request lines, still on the log's queue, come first.
+            RequestLog.flush()
+            let lines = StatusAndHeaders.lines(received: head)
+            self.lastShown.withLock { $0 = lines }
+            self.emit(lines.map { "< " + $0 })
+        }
         operation.setRedirectResponseBlock { _, proposed, response in
-            if let response = response as? HTTPURLResponse {
-                self.emit(["< \(response.statusCode) redirect",
-                           "* following the redirect to \(proposed.url?.absoluteString ?? "?")"])
-            }
-            return proposed
+            let next: URLRequest? = if let redirectLimit { redirectLimit.follow(proposed) } else { proposed }
+            guard (response as? HTTPURLResponse) != nil else { return next }
+            let line = next == nil
+                ? "* not following the redirect to \(proposed.url?.absoluteString ?? "?"): --max-redirs \(redirectLimit?.maximum ?? 0) reached"
+                : "* following the redirect to \(proposed.url?.absoluteString ?? "?")"
+            // After its head (queued on callbackQueue when it arrived), before the next hop is sent.
+            callbackQueue.sync { self.emit([line]) }
+            return next
         }
         operation.setWillSendRequestForAuthenticationChallengeBlock { operation, challenge in
             let space = challenge.protectionSpace
             let status = (challenge.failureResponse as? HTTPURLResponse).map { "\($0.statusCode) " } ?? ""
             let scheme = space.authenticationMethod.replacingOccurrences(of: "NSURLAuthenticationMethod", with: "")
-            self.emit(["< \(status)challenge: \(scheme) realm \"\(space.realm ?? "")\" at \(space.host):\(space.port)",
-                       "* answering it (attempt \(challenge.previousFailureCount + 1)) with the -u credentials if any"])
+            callbackQueue.sync {
+                self.emit(["* \(status)challenge: \(scheme) realm \"\(space.realm ?? "")\" at \(space.host):\(space.port)",
+                           "* answering it (attempt \(challenge.previousFailureCount + 1)) with the -u credentials if any"])
+            }
             operation.performDefaultHandling(for: challenge)
         }
     }
 
-    /// The final response head (as received; for the cache's answer, the
-    /// 304 that confirmed it and then the stored head), the metrics and the
+    /// The end of the exchange: for the cache's answer, the stored head (as
+    /// received when it was stored) after the 304 that confirmed it; the
+    /// final head if it was not printed on arrival; the metrics and the
     /// error, if any.
     func finished(_ exchange: Exchange) {
         // What the log queue still holds (the last hop's lines) comes first.
         RequestLog.flush()
         var lines: [String] = []
         if let head = exchange.receivedHead {
-            lines += StatusAndHeaders.lines(received: head).map { "< " + $0 }
-        } else if let response = exchange.response {
-            if let confirmation = exchange.revalidationHead {
-                lines += StatusAndHeaders.lines(received: confirmation).map { "< " + $0 }
-                lines.append("* the server confirmed the cached response; it is the answer:")
-            } else {
-                lines.append("* answered from the cache, nothing sent:")
-            }
-            lines += StatusAndHeaders.lines(response, httpVersion: exchange.httpVersion).map { "* " + $0 }
+            let headLines = StatusAndHeaders.lines(received: head)
+            if headLines != lastShown.value { lines += headLines.map { "< " + $0 } }
+        } else if exchange.response != nil {
+            lines.append(exchange.revalidationHead != nil
+                ? "* the server confirmed the cached response; it is the answer:"
+                : "* answered from the cache, nothing sent:")
+            lines += StatusAndHeaders.storedLines(exchange).map { "* " + $0 }
         }
         if let metrics = exchange.metrics {
             lines += metrics.traceLines

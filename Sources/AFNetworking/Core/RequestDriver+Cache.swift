@@ -70,6 +70,7 @@ extension RequestDriver {
             if !varied.isEmpty {
                 userInfo[CacheRules.varyValuesKey] = CacheRules.varyValues(for: varied, of: environment.requestAsSent(outcome.finalRequest ?? original))
             }
+            CacheRules.keepReceivedHead(head, of: response, in: &userInfo)
             let proposal = CachedURLResponse(response: response, data: data, userInfo: userInfo, storagePolicy: .allowed)
             return CacheProposal(proposal: proposal, cache: cache, keyRequest: keyRequest, key: key, policyTag: tag)
         }

@@ -408,7 +408,10 @@ extension TransferStateMachine {
         journey.output.memory?.append(hop.heldBody)
         journey.output.entityBytes = Int64(hop.heldBody.count)
         var outcome = Outcome(success: .received(response), request: hop.request, journey: journey)
-        if journey.output.memory == nil { outcome.bodyToWrite = hop.heldBody }
+        // A resumed request's stream already holds the entity's first bytes:
+        // the 3xx's body stays out of it, as an error answer's does (`.aside`),
+        // so the partial file is still the entity's beginning for the next run.
+        if journey.output.memory == nil, hop.resumeOffset == nil { outcome.bodyToWrite = hop.heldBody }
         return deliver(outcome)
     }
 }

@@ -105,9 +105,17 @@ final class ResumableFile: @unchecked Sendable {
 
     /// A complete download becomes the destination; the sidecar goes away.
     func complete() throws {
-        // The stream synced the file when the writer closed it.
-        if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
-        try FileManager.default.moveItem(at: partial, to: destination)
+        // The stream synced the file when the writer closed it. rename(2)
+        // replaces a file (a symlink itself, not its target) in one step and
+        // fails on a directory: nothing at the destination is deleted first,
+        // so a directory made there since the download started stays whole.
+        guard rename(partial.path, destination.path) == 0 else {
+            let code = errno
+            throw NSError(domain: NSPOSIXErrorDomain, code: Int(code), userInfo: [
+                NSLocalizedDescriptionKey: "Cannot move \(partial.path) to \(destination.path): \(String(cString: strerror(code))).",
+                NSFilePathErrorKey: destination.path,
+            ])
+        }
         // Private while partial; now the caller's file (see FileModes).
         FileModes.makeFinished(destination.path)
         try? FileManager.default.removeItem(at: sidecarURL)

@@ -72,7 +72,12 @@ extension URLConnectionOperation: RequestFrontend {
     }
 
     func didReceiveHead(_ response: ReceivedResponse, route: TransferStateMachine.BodyRoute, writer: ResponseBodyWriter?) {
-        guard let writer, route == .output, let file = settings.withLock({ $0.resumableFile }) else { return }
+        let (file, headBlock) = settings.withLock { ($0.resumableFile, $0.headReceived) }
+        if let headBlock {
+            // Off the network thread, ahead of the progress reports of the body that follows.
+            MainQueueWork.async(on: effectiveCompletionQueue, group: effectiveCompletionGroup) { headBlock(response) }
+        }
+        guard let writer, route == .output, let file else { return }
         // The sidecar is written (and synced) on the writer's queue.
         writer.perform { file.record(response) }
     }

@@ -47,6 +47,8 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         var retryPolicy: RetryPolicy?
         var requestInterceptor: (any RequestInterceptor)?
         var logger: Logger?
+        /// Sees each response head as it arrives (`setHeadReceivedBlock`, for `afn -v`).
+        var headReceived: (@Sendable (ReceivedResponse) -> Void)?
         /// `connectionProxyDictionary` (nil: the environment decides).
         var proxies: ProxySetting?
         /// Rate caps (0: none) and the download cap's budget, kept across hops.

@@ -75,7 +75,113 @@ final class AFNCurlSpellingTests: XCTestCase {
         }
         XCTAssertEqual(meanings["-f"], ["--fail"])
         XCTAssertEqual(meanings["-s"], ["--silent"])
+        XCTAssertEqual(meanings["-O"], ["--remote-name"])
         for (short, longs) in meanings { XCTAssertEqual(longs.count, 1, "\(short) means \(longs)") }
+    }
+
+    /// An empty directory of the test's own, the working directory of runs that name files.
+    private func workingDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-cwd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
+        return directory
+    }
+
+    private func contents(of directory: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
+    }
+
+    func testDashOhDashIsStdout() throws {
+        let nginx = try SharedServers.nginx()
+        let directory = try workingDirectory()
+        let run = try AFNTool.run(["get", "-o", "-", schemeless(nginx)], directory: directory)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, Data(repeating: UInt8(ascii: "a"), count: 1024), "the body on stdout")
+        XCTAssertEqual(contents(of: directory), [], "no file named '-'")
+        XCTAssertEqual(try AFNTool.run(["get", "--resume", "-o", "-", schemeless(nginx)], directory: directory).status, 64,
+                       "nothing to continue from on stdout")
+        XCTAssertEqual(try AFNTool.run(["download", "-o", "-", schemeless(nginx)], directory: directory).status, 64)
+        XCTAssertEqual(contents(of: directory), [])
+    }
+
+    func testRemoteNameSavesUnderTheURLsLastSegmentAndRefusesNone() throws {
+        let nginx = try SharedServers.nginx()
+        let directory = try workingDirectory()
+        let file = directory.appendingPathComponent("1k.bin")
+        try Data("older".utf8).write(to: file)
+        let get = try AFNTool.run(["get", "-O", schemeless(nginx)], directory: directory)
+        XCTAssertEqual(get.status, 0, get.stderr)
+        XCTAssertEqual(get.stdout, Data())
+        XCTAssertEqual(try Data(contentsOf: file).count, 1024, "written over, as -o does")
+        try FileManager.default.removeItem(at: file)
+        let download = try AFNTool.run(["download", "-O", schemeless(nginx)], directory: directory)
+        XCTAssertEqual(download.status, 0, download.stderr)
+        XCTAssertEqual(try Data(contentsOf: file).count, 1024)
+        try FileManager.default.removeItem(at: file)
+        for url in [nginx.httpURL.absoluteString + "/", nginx.httpURL.absoluteString + "/www/..", nginx.httpURL.absoluteString + "/."] {
+            for command in ["get", "download"] {
+                let run = try AFNTool.run([command, "-O", url], directory: directory)
+                XCTAssertEqual(run.status, 64, "\(command) -O \(url): \(run.stderr)")
+            }
+        }
+        XCTAssertEqual(contents(of: directory), [], "nothing written for a URL naming no file")
+        XCTAssertEqual(try AFNTool.run(["get", "-O", "-o", "x", schemeless(nginx)], directory: directory).status, 64)
+    }
+
+    func testContinueAtDashIsResume() throws {
+        let nginx = try SharedServers.nginx()
+        let directory = try workingDirectory()
+        let output = directory.appendingPathComponent("out.bin").path
+        let get = try AFNTool.run(["get", "-C", "-", "-o", output, schemeless(nginx)])
+        XCTAssertEqual(get.status, 0, get.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: output)).count, 1024)
+        let download = try AFNTool.run(["download", "-C", "-", "-o", output, schemeless(nginx)])
+        XCTAssertEqual(download.status, 0, download.stderr)
+        XCTAssertEqual(try AFNTool.run(["get", "-C", "100", "-o", output, schemeless(nginx)]).status, 64, "an offset is not taken")
+        XCTAssertEqual(try AFNTool.run(["get", "-C", "-", schemeless(nginx)]).status, 64, "nothing to continue on stdout")
+    }
+
+    func testDashCapitalISendsHEADAndPrintsTheHead() throws {
+        let nginx = try SharedServers.nginx()
+        let marker = UUID().uuidString
+        let run = try AFNTool.run(["get", "-I", schemeless(nginx) + "?head=\(marker)"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.output.hasPrefix("HTTP/1.1 200 OK\n"), run.output)
+        XCTAssertTrue(run.output.contains("\nContent-Length: 1024\n"), run.output)
+        XCTAssertTrue(run.output.hasSuffix("\n\n"), "the head only: \(run.output)")
+        XCTAssertTrue(nginx.logShows("\"HEAD /1k.bin?head=\(marker) HTTP/1.1\" 200"), nginx.accessLog)
+        XCTAssertEqual(try AFNTool.run(["get", "-I", "-X", "POST", schemeless(nginx)]).status, 64)
+    }
+
+    func testLocationAndShowErrorAreAccepted() throws {
+        let nginx = try SharedServers.nginx()
+        let followed = try AFNTool.run(["get", "-L", schemeless(nginx, "redirect/1k.bin")])
+        XCTAssertEqual(followed.status, 0, followed.stderr)
+        XCTAssertEqual(followed.stdout.count, 1024)
+        let shown = try AFNTool.run(["get", "-sS", "127.0.0.1:1/x"])
+        XCTAssertEqual(shown.status, 7)
+        XCTAssertTrue(shown.stderr.contains("afn: "), "-S: the error still shows: \(shown.stderr)")
+        let directory = try workingDirectory()
+        let download = try AFNTool.run(["download", "-sSL", "-o", directory.appendingPathComponent("f").path, schemeless(nginx, "redirect/1k.bin")])
+        XCTAssertEqual(download.status, 0, download.stderr)
+        let file = try AFNTool.temporaryFile(self, name: "afn-urls", contents: Data(schemeless(nginx).utf8))
+        XCTAssertEqual(try AFNTool.run(["batch", "-sSL", "--file", file.path]).status, 0)
+    }
+
+    /// `-f` in batch and download (which always fail on an HTTP error status)
+    /// is accepted; no help lists an option its command does not have.
+    func testFailIsAcceptedEverywhereAndHelpListsOnlyRealOptions() throws {
+        let nginx = try SharedServers.nginx()
+        let file = try AFNTool.temporaryFile(self, name: "afn-urls", contents: Data(schemeless(nginx, "missing").utf8))
+        XCTAssertEqual(try AFNTool.run(["batch", "-f", "--file", file.path]).status, 22)
+        let directory = try workingDirectory()
+        let output = directory.appendingPathComponent("f").path
+        XCTAssertEqual(try AFNTool.run(["download", "-f", "-o", output, schemeless(nginx)]).status, 0)
+        XCTAssertEqual(try AFNTool.run(["download", "-f", "-o", output, schemeless(nginx, "missing")]).status, 1)
+        for command in ["download", "batch"] {
+            let help = try AFNTool.run([command, "--help"]).output
+            XCTAssertFalse(help.contains("-v"), "\(command) has no -v: \(help)")
+        }
     }
 
     func testHelpSaysWhereTheCacheIsAndHowToBypassIt() throws {

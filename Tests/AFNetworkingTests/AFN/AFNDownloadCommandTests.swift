@@ -1,31 +1,29 @@
-@testable import AFNetworking
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 import XCTest
 
-/// `afn download`, the real binary against nginx: interrupted with SIGINT
-/// mid-body it saves resume data; the next run continues with a ranged
-/// request and the file is byte-identical.
+/// `afn download`, the real binary against nginx: stopped mid-body — by
+/// SIGINT, or killed outright — it leaves `<output>.partial`; the next run
+/// continues with a ranged request and the file is byte-identical.
 final class AFNDownloadCommandTests: XCTestCase {
     private func afn() throws -> URL {
         try AFNTool.executable()
     }
 
-    /// The size of the download file (`AFNetworking-Download-….tmp`) process `pid` holds open, if any.
-    private static func downloadFileBytes(of pid: Int32) -> Int {
-        let fds = "/proc/\(pid)/fd"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []
-        for name in names {
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fds)/\(name)"),
-                  (target as NSString).lastPathComponent.hasPrefix("AFNetworking-Download-") else { continue }
-            return ((try? FileManager.default.attributesOfItem(atPath: target))?[.size] as? Int) ?? 0
-        }
-        return 0
+    /// The size of `<output>.partial`, 0 when there is none.
+    private static func partialBytes(_ output: URL) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: output.path + ".partial"))?[.size] as? Int) ?? 0
     }
 
-    private func run(_ arguments: [String], interruptWhen condition: ((Process) -> Bool)? = nil, timeout: TimeInterval = 60) throws -> Int32 {
+    private static func exists(_ path: String) -> Bool {
+        FileManager.default.fileExists(atPath: path)
+    }
+
+    /// Runs afn; once `condition` holds, sends it `signal` (SIGINT: Ctrl-C).
+    private func run(_ arguments: [String], interruptWhen condition: ((Process) -> Bool)? = nil, signal: Int32 = SIGINT,
+                     timeout: TimeInterval = 60) throws -> Int32 {
         let process = Process()
         process.executableURL = try afn()
         process.arguments = arguments
@@ -36,7 +34,7 @@ final class AFNDownloadCommandTests: XCTestCase {
         var interrupted = false
         while process.isRunning && Date() < deadline {
             if !interrupted, let condition, condition(process) {
-                kill(process.processIdentifier, SIGINT)
+                kill(process.processIdentifier, signal)
                 interrupted = true
             }
             usleep(20_000)
@@ -46,13 +44,12 @@ final class AFNDownloadCommandTests: XCTestCase {
         return process.terminationStatus
     }
 
-    /// An output path and the resume file afn keeps next to it, both removed after the test.
+    /// An output path and the note afn keeps next to it; they, the partial file and its sidecar are removed after the test.
     private func temporaryOutput() -> (output: URL, resumeFile: URL) {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
         let resumeFile = URL(fileURLWithPath: output.path + ".afnresume")
         addTeardownBlock {
-            try? FileManager.default.removeItem(at: output)
-            try? FileManager.default.removeItem(at: resumeFile)
+            for suffix in ["", ".afnresume", ".partial", ".partial.json"] { try? FileManager.default.removeItem(atPath: output.path + suffix) }
         }
         return (output, resumeFile)
     }
@@ -63,17 +60,95 @@ final class AFNDownloadCommandTests: XCTestCase {
         let (output, resumeFile) = temporaryOutput()
         let marker = UUID().uuidString
         let url = "\(nginx.httpURL.absoluteString)/slow/4m.bin?run=\(marker)"
-        // Interrupted mid-body: once the download file it writes holds 256 KiB (of 4 MiB sent at 512 KiB/s).
-        let first = try run(["download", url, "-o", output.path], interruptWhen: { Self.downloadFileBytes(of: $0.processIdentifier) >= 256 * 1024 })
+        // Interrupted mid-body: once the partial file holds 256 KiB (of 4 MiB sent at 512 KiB/s).
+        let first = try run(["download", url, "-o", output.path], interruptWhen: { _ in Self.partialBytes(output) >= 256 * 1024 })
         XCTAssertEqual(first, 130, "interrupted")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: resumeFile.path), "resume data saved")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: resumeFile.path), "what waits is noted")
         XCTAssertFalse(FileManager.default.fileExists(atPath: output.path), "nothing at the output until complete")
 
         let second = try run(["download", url, "-o", output.path])
         XCTAssertEqual(second, 0)
         XCTAssertEqual(try Data(contentsOf: output), try Data(contentsOf: source))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: resumeFile.path), "resume data removed once done")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: resumeFile.path), "the note removed once done")
+        XCTAssertFalse(Self.exists(output.path + ".partial") || Self.exists(output.path + ".partial.json"))
         XCTAssertTrue(nginx.logShows("\"GET /slow/4m.bin?run=\(marker) HTTP/1.1\" 206"), "the second run asked for the rest only")
+    }
+
+    /// Killed outright mid-body (nothing of afn runs at SIGKILL), a download
+    /// leaves its partial file next to the output, and the next run continues
+    /// it: no new temporary file, no start over, nothing left behind after.
+    func testAKilledDownloadContinuesFromItsPartialFile() throws {
+        let nginx = try SharedServers.nginx()
+        let source = nginx.directory.appendingPathComponent("www/4m.bin")
+        let (output, resumeFile) = temporaryOutput()
+        let marker = UUID().uuidString
+        let url = "\(nginx.httpURL.absoluteString)/slow/4m.bin?killed=\(marker)"
+        let first = try run(["download", url, "-o", output.path], interruptWhen: { _ in Self.partialBytes(output) >= 256 * 1024 }, signal: SIGKILL)
+        XCTAssertEqual(first, SIGKILL, "killed")
+        XCTAssertGreaterThanOrEqual(Self.partialBytes(output), 256 * 1024, "the partial file outlives the process")
+        XCTAssertTrue(Self.exists(output.path + ".partial.json"), "with what the next run needs to continue it")
+
+        XCTAssertEqual(try run(["download", url, "-o", output.path]), 0)
+        XCTAssertEqual(try Data(contentsOf: output), try Data(contentsOf: source))
+        XCTAssertTrue(nginx.logShows("\"GET /slow/4m.bin?killed=\(marker) HTTP/1.1\" 206"), "the second run asked for the rest only")
+        for leftover in [output.path + ".partial", output.path + ".partial.json", resumeFile.path] {
+            XCTAssertFalse(Self.exists(leftover), leftover)
+        }
+    }
+
+    /// A continued download answered with a redirect it does not follow
+    /// (`--max-redirs 0`) keeps its partial file as it was — the 3xx's body is
+    /// not appended to it — and the next run still completes it byte-exact.
+    func testARedirectNotFollowedLeavesAContinuedPartialFileAsItWas() throws {
+        let server = try ScriptedServer()
+        defer { server.shutdown() }
+        let entity = Data((0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        let phase = Locked(0)
+        server.route("/entity") { request in
+            switch phase.value {
+            case 0:
+                // Cut after half of it: exit 18, the partial file holds 1000 bytes.
+                return [.head(status: 200, headers: [("ETag", "\"e1\""), ("Content-Length", "2000")]), .body(entity.prefix(1000)), .close]
+            case 1:
+                return [.head(status: 302, headers: [("Location", "/elsewhere"), ("Content-Length", "5")]), .body(Data("moved".utf8)), .end]
+            default:
+                guard request.headers.first(name: "range") == "bytes=1000-" else {
+                    return [.head(status: 200, headers: [("ETag", "\"e1\""), ("Content-Length", "2000")]), .body(entity), .end]
+                }
+                return [.head(status: 206, headers: [("ETag", "\"e1\""), ("Content-Range", "bytes 1000-1999/2000"), ("Content-Length", "1000")]),
+                        .body(entity.suffix(1000)), .end]
+            }
+        }
+        let (output, _) = temporaryOutput()
+        let url = server.baseURL.absoluteString + "/entity"
+        XCTAssertEqual(try run(["download", url, "-o", output.path]), 18, "cut short")
+        XCTAssertEqual(Self.partialBytes(output), 1000)
+
+        phase.value = 1
+        XCTAssertEqual(try run(["download", "--max-redirs", "0", url, "-o", output.path]), 1, "a 3xx is not the file")
+        XCTAssertEqual(server.requests.last?.headers.first(name: "range"), "bytes=1000-", "it continued")
+        XCTAssertEqual(Self.partialBytes(output), 1000, "the 302's body is not part of the file")
+        XCTAssertFalse(Self.exists(output.path))
+
+        phase.value = 2
+        XCTAssertEqual(try run(["download", url, "-o", output.path]), 0)
+        XCTAssertEqual(try Data(contentsOf: output), entity)
+    }
+
+    /// Past `--max-redirs` (exit 47), a download or `get --resume` that
+    /// started from zero leaves nothing: no output, no partial file holding
+    /// the 3xx's body, no sidecar, no note.
+    func testPastMaxRedirsNothingIsLeftBehind() throws {
+        let nginx = try SharedServers.nginx()
+        // Two redirects: /redirect/redirect/1k.bin → /redirect/1k.bin → /1k.bin.
+        let url = nginx.httpURL.appendingPathComponent("redirect/redirect/1k.bin").absoluteString
+        for command in [["download"], ["get", "--resume"]] {
+            let (output, resumeFile) = temporaryOutput()
+            XCTAssertEqual(try run(command + ["--max-redirs", "1", url, "-o", output.path]), 47, "\(command)")
+            for leftover in [output.path, output.path + ".partial", output.path + ".partial.json", resumeFile.path] {
+                XCTAssertFalse(Self.exists(leftover), "\(command): \(leftover)")
+            }
+        }
     }
 
     func testDamagedResumeDataStartsOver() throws {
@@ -104,25 +179,6 @@ final class AFNDownloadCommandTests: XCTestCase {
         XCTAssertEqual(try? Data(contentsOf: output), original, "nginx's 500 page does not replace the file")
     }
 
-    /// A killed `afn download` cannot delete its partial file: the first
-    /// download of a later process removes it once it is a day old.
-    func testADownloadSweepsPartialFilesAbandonedForADay() throws {
-        let nginx = try SharedServers.nginx()
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("afn-download-\(UUID().uuidString).bin")
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
-        let abandoned = directory.appendingPathComponent("AFNetworking-Download-\(UUID().uuidString).tmp")
-        let recent = directory.appendingPathComponent("AFNetworking-Download-\(UUID().uuidString).tmp")
-        addTeardownBlock {
-            for url in [output, abandoned, recent] { try? FileManager.default.removeItem(at: url) }
-        }
-        try Data(repeating: 7, count: 4096).write(to: abandoned)
-        try Data(repeating: 7, count: 4096).write(to: recent)
-        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-25 * 3600)], ofItemAtPath: abandoned.path)
-        XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("1k.bin").absoluteString, "-o", output.path]), 0)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: abandoned.path), "untouched for 25 hours: swept")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: recent.path), "recent: left alone")
-    }
-
     /// The first progress line of a resumed run counts only this run's bytes:
     /// its rate can be no more than (total − offset) over the bar's 1 ms floor
     /// (it read "53.8 MiB 22279.6 MiB/s": the offset over a few milliseconds).
@@ -130,11 +186,11 @@ final class AFNDownloadCommandTests: XCTestCase {
         let nginx = try SharedServers.nginx()
         let (output, resumeFile) = temporaryOutput()
         let url = "\(nginx.httpURL.absoluteString)/slow/4m.bin?rate=\(UUID().uuidString)"
-        XCTAssertEqual(try run(["download", url, "-o", output.path],
-                               interruptWhen: { Self.downloadFileBytes(of: $0.processIdentifier) >= 256 * 1024 }), 130)
-        let resume = try XCTUnwrap(DownloadResumeData.decode(Data(contentsOf: resumeFile)), "resume data saved")
-        let offsetMiB = Double(resume.bytesWritten) / 1_048_576
-        XCTAssertGreaterThan(resume.bytesWritten, 0)
+        XCTAssertEqual(try run(["download", url, "-o", output.path], interruptWhen: { _ in Self.partialBytes(output) >= 256 * 1024 }), 130)
+        XCTAssertTrue(Self.exists(resumeFile.path), "what waits is noted")
+        let offset = Self.partialBytes(output)
+        let offsetMiB = Double(offset) / 1_048_576
+        XCTAssertGreaterThan(offset, 0)
 
         let second = try AFNTool.run(["download", url, "-o", output.path])
         XCTAssertEqual(second.status, 0, second.stderr)

@@ -20,8 +20,8 @@ final class AFNHeadTruthTests: OperationTestCase {
         super.tearDown()
     }
 
-    private func afn(_ arguments: [String]) throws -> AFNTool.Run {
-        try AFNTool.run(arguments, timeout: 30, environment: ["XDG_CACHE_HOME": cacheHome.path, "HOME": cacheHome.path])
+    private func afn(_ arguments: [String], noting: String? = nil) throws -> AFNTool.Run {
+        try AFNTool.run(arguments, timeout: 30, environment: ["XDG_CACHE_HOME": cacheHome.path, "HOME": cacheHome.path], noting: noting)
     }
 
     func testIncludePrintsTheStatusLineAndFieldsAsTheServerSentThem() throws {
@@ -69,6 +69,60 @@ final class AFNHeadTruthTests: OperationTestCase {
         XCTAssertEqual(bypass.stdout, body, bypass.stderr)
         XCTAssertNil(server.requests.last?.headers.first(name: "if-none-match"), "--no-cache sends no conditional request")
         XCTAssertTrue(bypass.stderr.contains("< HTTP/1.1 200"), bypass.stderr)
+    }
+
+    /// A cached answer's head is printed as the server sent it when it was
+    /// stored — status line, fields in order and case, `Connection` too —
+    /// not rebuilt from the stored response (sorted, `Etag`, no `Connection`).
+    func testACachedAnswerPrintsItsStoredHeadAsReceived() throws {
+        let body = Data("stored".utf8)
+        server.route("/stored-head") { request in
+            if request.headers.first(name: "if-none-match") == "\"s1\"" {
+                return [.head(status: 304, headers: [("ETag", "\"s1\"")]), .end]
+            }
+            return [.headWithReason(status: 200, reason: "Fine Thanks",
+                                    headers: [("X-Zeta", "1"), ("ETag", "\"s1\""), ("Connection", "keep-alive"), ("x-alpha", "2"),
+                                              ("Content-Length", "\(body.count)")]),
+                    .body(body), .end]
+        }
+        let target = url("/stored-head").absoluteString
+        XCTAssertEqual(try afn(["get", target]).stdout, body)
+
+        let second = try afn(["get", "-i", "-v", target])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        let heads = second.output.components(separatedBy: "\n\n")
+        XCTAssertEqual(heads.count, 3, "the 304, the stored head, the body: \(second.output)")
+        XCTAssertTrue(heads.first?.hasPrefix("HTTP/1.1 304") == true, second.output)
+        let stored = heads.count > 1 ? heads[1].components(separatedBy: "\n") : []
+        let expected = ["HTTP/1.1 200 Fine Thanks", "X-Zeta: 1", "ETag: \"s1\"", "Connection: keep-alive", "x-alpha: 2", "Content-Length: 6"]
+        XCTAssertEqual(Array(stored.prefix(expected.count)), expected, "the stored head as received: \(second.output)")
+        XCTAssertEqual(heads.last, "stored")
+        XCTAssertTrue(second.stderr.contains("* HTTP/1.1 200 Fine Thanks\n* X-Zeta: 1\n* ETag: \"s1\""), second.stderr)
+    }
+
+    /// `-v` prints a head when it arrives, not once the body is in: here the
+    /// body follows its head four seconds later.
+    func testVerbosePrintsTheHeadWhenItArrives() throws {
+        server.route("/slow-body") { _ in
+            [.head(status: 200, headers: [("Content-Length", "4")]), .wait(4), .body(Data("late".utf8)), .end]
+        }
+        let run = try afn(["get", "-v", "--no-cache", url("/slow-body").absoluteString], noting: "< HTTP/1.1 200")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.output, "late")
+        let seconds = try XCTUnwrap(run.notedAfter, "the head was printed: \(run.stderr)")
+        XCTAssertLessThan(seconds, 3, "printed when it arrived, before the body: \(run.stderr)")
+    }
+
+    /// `-v` leaves `--max-redirs` in force (its own redirect block replaced
+    /// the limit's, so every redirect was followed).
+    func testVerboseKeepsTheRedirectLimit() throws {
+        server.respond("/hop", status: 302, headers: [("Location", "/landing")], body: Data("moved".utf8))
+        server.respond("/landing", body: Data("landed".utf8))
+        let run = try afn(["get", "-v", "--no-cache", "--max-redirs", "0", url("/hop").absoluteString])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.output, "moved", "the 3xx is the response")
+        XCTAssertFalse(server.requests.contains { $0.uri == "/landing" }, "the redirect was not followed")
+        XCTAssertTrue(run.stderr.contains("* not following the redirect"), run.stderr)
     }
 
     func testVerboseShowsEachRetry() throws {

@@ -122,6 +122,38 @@ final class AFNOutputFileTests: XCTestCase {
         XCTAssertTrue(run.stderr.contains("no-such-directory/file"), run.stderr)
     }
 
+    /// A FIFO whose reader leaves mid-body: the next write fails with EPIPE
+    /// and afn exits 23, as curl does; it does not die of SIGPIPE.
+    func testAFIFOWhoseReaderLeftExits23() throws {
+        let fifo = path("fifo")
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        // Once afn has written into the FIFO (256 KiB do not fit in it), the reader takes one byte and leaves.
+        let left = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            var byte: UInt8 = 0
+            let deadline = Date().addingTimeInterval(20)
+            while read(reader, &byte, 1) != 1 && Date() < deadline { usleep(10_000) }
+            close(reader)
+            left.signal()
+        }
+        let run = try AFNTool.run(["get", "-o", fifo, url("/big")], timeout: 30)
+        left.wait()
+        XCTAssertEqual(run.status, 23, "not killed by SIGPIPE: \(run.stderr)")
+        XCTAssertTrue(run.stderr.contains("cannot write"), run.stderr)
+        XCTAssertEqual(fileType(fifo), S_IFIFO)
+    }
+
+    /// stdout a pipe whose reader leaves after one byte (`| head -c 1`): exit
+    /// 23 with a message, not death by SIGPIPE (the shell's 141).
+    func testAStdoutReaderThatLeavesMakesTheStatus23() throws {
+        let script = "{ \"$0\" \"$@\"; echo \"afn-status $?\" >&2; } | head -c 1 >/dev/null"
+        let run = try AFNTool.run(["get", url("/big")], timeout: 30, shell: script)
+        XCTAssertTrue(run.stderr.contains("afn-status 23"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("afn: cannot write the output"), run.stderr)
+    }
+
     func testAFailedWriteExits23() throws {
         // A file-size limit of one 1 KiB block makes the write of a 256 KiB body fail (EFBIG).
         let file = path("limited")

@@ -9,6 +9,8 @@ enum AFNTool {
         let status: Int32
         let stdout: Data
         let stderr: String
+        /// Seconds from the launch until stderr first held the `noting` text of `run`, if it did.
+        var notedAfter: TimeInterval?
         /// stdout as UTF-8 text.
         var output: String { String(decoding: stdout, as: UTF8.self) }
 
@@ -37,9 +39,12 @@ enum AFNTool {
     /// script ends with `exec "$0" "$@"`), to set limits such as `ulimit -f`.
     /// `environment` adds to (or replaces) the test process's variables for
     /// the child only; the proxy variables of the test process are never passed on.
+    /// With `noting`, stderr is read as it comes and `Run.notedAfter` says when that text first appeared.
+    /// `directory`: the working directory (files `-O` names land there), else the test process's.
     static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60, shell: String? = nil,
-                    environment: [String: String] = [:]) throws -> Run {
+                    environment: [String: String] = [:], noting: String? = nil, directory: URL? = nil) throws -> Run {
         let process = Process()
+        if let directory { process.currentDirectoryURL = directory }
         if let shell {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", shell, try executable().path] + arguments
@@ -71,9 +76,11 @@ enum AFNTool {
             process.standardInput = FileHandle.nullDevice
         }
         try Fixtures.launch(process)
+        let launchedAt = Date()
 
         // Both pipes are drained while the process runs, so a full pipe never blocks it.
         let captured = Locked<(out: Data, err: Data)>((Data(), Data()))
+        let noted = Locked<TimeInterval?>(nil)
         let readers = DispatchGroup()
         let outHandle = output.fileHandleForReading, errHandle = errors.fileHandleForReading
         DispatchQueue.global().async(group: readers) {
@@ -81,7 +88,20 @@ enum AFNTool {
             captured.withLock { $0.out = data }
         }
         DispatchQueue.global().async(group: readers) {
-            let data = errHandle.readDataToEndOfFile()
+            guard let noting else {
+                let data = errHandle.readDataToEndOfFile()
+                captured.withLock { $0.err = data }
+                return
+            }
+            var data = Data()
+            while true {
+                let chunk = errHandle.availableData
+                if chunk.isEmpty { break }
+                data.append(chunk)
+                if noted.value == nil, String(decoding: data, as: UTF8.self).contains(noting) {
+                    noted.value = Date().timeIntervalSince(launchedAt)
+                }
+            }
             captured.withLock { $0.err = data }
         }
         let deadline = Date().addingTimeInterval(timeout)
@@ -90,7 +110,8 @@ enum AFNTool {
         process.waitUntilExit()
         _ = readers.wait(timeout: .now() + 10)
         let result = captured.value
-        return Run(status: process.terminationStatus, stdout: result.out, stderr: String(decoding: result.err, as: UTF8.self))
+        return Run(status: process.terminationStatus, stdout: result.out, stderr: String(decoding: result.err, as: UTF8.self),
+                   notedAfter: noted.value)
     }
 
     /// A file in the temporary directory holding `contents`, removed by the test's teardown.

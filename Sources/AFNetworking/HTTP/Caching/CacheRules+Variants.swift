@@ -94,7 +94,9 @@ extension CacheRules {
             if let existing = fields.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) { fields[existing] = nil }
             fields[name] = value
         }
-        return CachedURLResponse(response: rebuilt(stored, fields: fields), data: cached.data, userInfo: cached.userInfo,
+        var userInfo = cached.userInfo
+        if let head = mergingReceivedHead(of: cached, with: confirmation) { userInfo?[receivedHeadKey] = head }
+        return CachedURLResponse(response: rebuilt(stored, fields: fields), data: cached.data, userInfo: userInfo,
                                  storagePolicy: cached.storagePolicy)
     }
 

@@ -67,7 +67,12 @@ enum CacheRules {
                      now: Date = Date(), revalidatingWith environment: TransferEnvironment? = nil) -> Plan {
         let range = request.value(forHTTPHeaderField: "Range")
         guard mayConsultCache(for: request, range: range), let key = request.url?.absoluteString else { return .load }
-        let asked = RequestDirectives(request)
+        var asked = RequestDirectives(request)
+        // Foundation's meaning of `.reloadRevalidatingCacheData`: a stored
+        // answer is used only once the server confirms it, as a request's own
+        // `no-cache` asks (without sending that field). Never fresh by itself:
+        // not by `max-age`, nor by the Last-Modified heuristic (§4.2.2).
+        if request.cachePolicy == .reloadRevalidatingCacheData { asked.noCache = true }
         // no-store in the request: neither answered from nor written to the cache.
         if asked.noStore && !asked.onlyIfCached { return .load }
         let index = CacheIndex.index(for: cache)

@@ -154,6 +154,7 @@ final class StaleRevalidation: TransferDelegate, @unchecked Sendable {
             if !varied.isEmpty {
                 userInfo[CacheRules.varyValuesKey] = CacheRules.varyValues(for: varied, of: environment.requestAsSent(request))
             }
+            CacheRules.keepReceivedHead(head, of: response, in: &userInfo)
             let entry = CachedURLResponse(response: response, data: body, userInfo: userInfo, storagePolicy: .allowed)
             index.store(entry, for: request, key: key, policyTag: policyTag, receivedAt: Date())
         }

@@ -1,0 +1,70 @@
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A stored response's head as the server sent it, kept beside the response
+/// for this package's own tools (`afn -i/-v` print a cached answer as curl
+/// would have printed it when it arrived). The stored `HTTPURLResponse` cannot
+/// say it: a dictionary keeps neither the order of the fields nor their case
+/// (`ETag` came back as `Etag`), and the status line's reason phrase is gone.
+/// Only shown, never used to answer: the response the cache serves is still
+/// the stored `HTTPURLResponse`, without its connection fields (§3.1).
+extension CacheRules {
+    /// `userInfo` key of a cached response: `[status line, name, value, name, value, …]`.
+    static let receivedHeadKey = "AFNetworkingReceivedHead"
+
+    /// Adds `head` to `userInfo` when it is the head of the stored `response`
+    /// (not for a 206 stored as its 200: that head describes a part).
+    static func keepReceivedHead(_ head: ReceivedResponse, of response: HTTPURLResponse, in userInfo: inout [AnyHashable: Any]) {
+        guard head.statusCode == response.statusCode else { return }
+        userInfo[receivedHeadKey] = [head.statusLine] + head.fields.flatMap { [$0.name, $0.value] }
+    }
+
+    /// The head of `cached` as it was received (a 304 that confirmed it
+    /// having updated its fields), or nil: an entry stored before heads were
+    /// kept, or an answer the cache made from it (a range cut as a 206).
+    static func receivedHead(of cached: CachedURLResponse) -> ReceivedResponse? {
+        guard let response = cached.response as? HTTPURLResponse, let url = response.url,
+              let flat = cached.userInfo?[receivedHeadKey] as? [String], let statusLine = flat.first, flat.count % 2 == 1,
+              statusCode(ofStatusLine: statusLine) == response.statusCode else { return nil }
+        return ReceivedResponse(url: url, statusCode: response.statusCode, statusLine: statusLine, fields: pairs(flat.dropFirst()))
+    }
+
+    /// The kept head of `cached` updated as `merging` updates the response
+    /// (RFC 9111 §3.2): each field the 304 carries, but for `Content-Length` and
+    /// its connection fields, takes the place of the stored field of that name
+    /// (where that one stood; at the end when there was none). Nil when
+    /// `cached` kept no head.
+    static func mergingReceivedHead(of cached: CachedURLResponse, with confirmation: ReceivedResponse) -> [String]? {
+        guard let flat = cached.userInfo?[receivedHeadKey] as? [String], let statusLine = flat.first, flat.count % 2 == 1 else { return nil }
+        let excluded = connectionFields(listedIn: confirmation.value(forField: "connection")).union(["content-length"])
+        let updates = confirmation.fields.filter { !excluded.contains($0.name.lowercased()) }
+        let updated = Set(updates.map { $0.name.lowercased() })
+        var placed: Set<String> = []
+        var merged: [(name: String, value: String)] = []
+        for field in pairs(flat.dropFirst()) {
+            let name = field.name.lowercased()
+            guard updated.contains(name) else {
+                merged.append(field)
+                continue
+            }
+            // The first stored field of the name gives the place of the 304's fields; later ones go.
+            if placed.insert(name).inserted { merged += updates.filter { $0.name.lowercased() == name } }
+        }
+        merged += updates.filter { !placed.contains($0.name.lowercased()) }
+        return [statusLine] + merged.flatMap { [$0.name, $0.value] }
+    }
+
+    /// `[name, value, name, value, …]` as fields.
+    private static func pairs(_ flat: ArraySlice<String>) -> [(name: String, value: String)] {
+        stride(from: flat.startIndex, to: flat.endIndex - 1, by: 2).map { (name: flat[$0], value: flat[$0 + 1]) }
+    }
+
+    /// The status code of "HTTP/1.1 200 OK" or "HTTP/2 200".
+    private static func statusCode(ofStatusLine line: String) -> Int? {
+        let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+        return parts.count >= 2 ? Int(parts[1]) : nil
+    }
+}
