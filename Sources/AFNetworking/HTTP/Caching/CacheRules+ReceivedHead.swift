@@ -12,14 +12,41 @@ import FoundationNetworking
 /// Only shown, never used to answer: the response the cache serves is still
 /// the stored `HTTPURLResponse`, without its connection fields (§3.1).
 extension CacheRules {
-    /// `userInfo` key of a cached response: `[status line, name, value, name, value, …]`.
+    /// `userInfo` key of a cached response: the head as one string, its lines
+    /// (the status line, then `Name: value`) joined by CRLF. One string, not an
+    /// array: swift-corelibs-foundation's disk cache archives `userInfo` and
+    /// traps (`NSKeyedUnarchiver`: "Value was of unexpected class NSArray")
+    /// when it reads back an array. A line holds no CR or LF (the head parser
+    /// turns a bare CR into a space and refuses a NUL), so CRLF separates them.
     static let receivedHeadKey = "AFNetworkingReceivedHead"
 
     /// Adds `head` to `userInfo` when it is the head of the stored `response`
     /// (not for a 206 stored as its 200: that head describes a part).
     static func keepReceivedHead(_ head: ReceivedResponse, of response: HTTPURLResponse, in userInfo: inout [AnyHashable: Any]) {
         guard head.statusCode == response.statusCode else { return }
-        userInfo[receivedHeadKey] = [head.statusLine] + head.fields.flatMap { [$0.name, $0.value] }
+        userInfo[receivedHeadKey] = joined([head.statusLine] + head.fields.flatMap { [$0.name, $0.value] })
+    }
+
+    /// `[status line, name, value, …]` as the stored string.
+    static func joined(_ flat: [String]) -> String {
+        var lines = [flat.first ?? ""]
+        for field in pairs(flat.dropFirst()) { lines.append("\(field.name): \(field.value)") }
+        return lines.joined(separator: "\r\n")
+    }
+
+    /// The stored string as `[status line, name, value, …]`; nil when it is not one.
+    static func flattened(_ stored: Any?) -> [String]? {
+        guard let text = stored as? String else { return nil }
+        let lines = text.components(separatedBy: "\r\n")
+        guard let statusLine = lines.first, !statusLine.isEmpty else { return nil }
+        var flat = [statusLine]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            let value = line[line.index(after: colon)...]
+            flat.append(String(line[..<colon]))
+            flat.append(String(value.hasPrefix(" ") ? value.dropFirst() : value))
+        }
+        return flat
     }
 
     /// The head of `cached` as it was received (a 304 that confirmed it
@@ -27,7 +54,7 @@ extension CacheRules {
     /// kept, or an answer the cache made from it (a range cut as a 206).
     static func receivedHead(of cached: CachedURLResponse) -> ReceivedResponse? {
         guard let response = cached.response as? HTTPURLResponse, let url = response.url,
-              let flat = cached.userInfo?[receivedHeadKey] as? [String], let statusLine = flat.first, flat.count % 2 == 1,
+              let flat = flattened(cached.userInfo?[receivedHeadKey]), let statusLine = flat.first, flat.count % 2 == 1,
               statusCode(ofStatusLine: statusLine) == response.statusCode else { return nil }
         return ReceivedResponse(url: url, statusCode: response.statusCode, statusLine: statusLine, fields: pairs(flat.dropFirst()))
     }
@@ -38,7 +65,7 @@ extension CacheRules {
     /// (where that one stood; at the end when there was none). Nil when
     /// `cached` kept no head.
     static func mergingReceivedHead(of cached: CachedURLResponse, with confirmation: ReceivedResponse) -> [String]? {
-        guard let flat = cached.userInfo?[receivedHeadKey] as? [String], let statusLine = flat.first, flat.count % 2 == 1 else { return nil }
+        guard let flat = flattened(cached.userInfo?[receivedHeadKey]), let statusLine = flat.first, flat.count % 2 == 1 else { return nil }
         let excluded = connectionFields(listedIn: confirmation.value(forField: "connection")).union(["content-length"])
         let updates = confirmation.fields.filter { !excluded.contains($0.name.lowercased()) }
         let updated = Set(updates.map { $0.name.lowercased() })

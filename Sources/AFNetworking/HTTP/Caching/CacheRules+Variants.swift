@@ -95,7 +95,7 @@ extension CacheRules {
             fields[name] = value
         }
         var userInfo = cached.userInfo
-        if let head = mergingReceivedHead(of: cached, with: confirmation) { userInfo?[receivedHeadKey] = head }
+        if let head = mergingReceivedHead(of: cached, with: confirmation) { userInfo?[receivedHeadKey] = joined(head) }
         return CachedURLResponse(response: rebuilt(stored, fields: fields), data: cached.data, userInfo: userInfo,
                                  storagePolicy: cached.storagePolicy)
     }
