@@ -15,7 +15,7 @@ demo: deps
 	scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/afn"
 
 ## Builds and runs every test (real servers over loopback; the Swift snippets
-## of the README and the DocC articles are type-checked by one of them), builds the DocC catalog with its
+## of the README and the DocC articles are compiled to SIL by one of them), builds the DocC catalog with its
 ## warnings as errors, runs the stress tests under ThreadSanitizer, and each
 ## fuzz target for a bounded time.
 test: deps

@@ -6,14 +6,31 @@ import FoundationNetworking
 import Synchronization
 import XCTest
 
-/// README.md's "A dependency graph", run against a real server: operations
-/// built unenqueued by a manager, a login whose success block stores a token,
-/// and the dependents built by a step that depends on login, each sending the
-/// token; a failed login sends no dependent at all.
+/// README.md's interceptor: the token login stored, added just before each
+/// attempt; no token fails the request before anything is sent.
+private final class ReadmeBearerToken: RequestInterceptor {
+    let token = Mutex<String?>(nil)
+
+    func adapt(_ urlRequest: URLRequest, completion: @escaping @Sendable (Result<URLRequest, Error>) -> Void) {
+        guard let value = token.withLock({ $0 }) else {
+            return completion(.failure(URLError(.userAuthenticationRequired)))
+        }
+        var request = urlRequest
+        request.setValue("Bearer \(value)", forHTTPHeaderField: "Authorization")
+        completion(.success(request))
+    }
+}
+
+/// README.md's "A dependency graph", run against a real server: login and
+/// its dependents built unenqueued by a manager, all up front, and enqueued
+/// together on one queue; login's success block stores a token, and the
+/// dependents' interceptor adds it when each is sent; after a failed login
+/// the interceptor fails the dependents and nothing is sent for them.
 final class ReadmeDependencyGraphTests: OperationTestCase {
     /// The README's pattern with `loginStatus` for the login's answer; returns
-    /// the `Authorization` values the dependents' requests arrived with.
-    private func runGraph(loginStatus: Int) throws -> [String: String] {
+    /// the `Authorization` values the dependents' requests arrived with, and
+    /// the dependents.
+    private func runGraph(loginStatus: Int) throws -> (arrived: [String: String], dependents: [HTTPRequestOperation]) {
         let body = Data(#"{"token":"t-42"}"#.utf8)
         server.route("/v1/login") { _ in
             [.head(status: loginStatus, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")]),
@@ -32,37 +49,40 @@ final class ReadmeDependencyGraphTests: OperationTestCase {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 4
 
-        let token = Mutex<String?>(nil)
+        let bearer = ReadmeBearerToken()
         let login = try XCTUnwrap(manager.httpRequestOperation(withHTTPMethod: "POST", urlString: "login",
                                                                parameters: ["user": "ada", "password": "secret"], success: { _, json in
-            token.withLock { $0 = (json as? [String: Any])?["token"] as? String }
+            bearer.token.withLock { $0 = (json as? [String: Any])?["token"] as? String }
         }, failure: nil))
-        let dependentsDone = DispatchGroup()
-        let afterLogin = BlockOperation {
-            guard let bearer = token.withLock({ $0 }) else { return }
-            let dependents = ["profile", "feed"].compactMap { path -> HTTPRequestOperation? in
-                dependentsDone.enter()
-                return manager.httpRequestOperation(withHTTPMethod: "GET", urlString: path, parameters: nil,
-                                                    headers: ["Authorization": "Bearer \(bearer)"],
-                                                    success: { _, _ in dependentsDone.leave() },
-                                                    failure: { _, _ in dependentsDone.leave() })
-            }
-            queue.addOperations(dependents, waitUntilFinished: false)
+        let dependents = try ["profile", "feed"].map { path in
+            try XCTUnwrap(manager.httpRequestOperation(withHTTPMethod: "GET", urlString: path, parameters: nil,
+                                                       success: nil, failure: nil))
         }
-        afterLogin.addDependency(login)
-        queue.addOperations([login, afterLogin], waitUntilFinished: false)
+        for dependent in dependents {
+            dependent.requestInterceptor = bearer
+            dependent.addDependency(login)
+        }
+        queue.addOperation(login)
+        for dependent in dependents { queue.addOperation(dependent) }
 
         // The blocks run on the main queue: turn the run loop until the graph is done (bounded).
-        XCTAssertTrue(spin(until: { afterLogin.isFinished }, timeout: 10), "login and the step after it finish")
-        XCTAssertTrue(spin(until: { dependentsDone.wait(timeout: .now()) == .success }, timeout: 10), "the dependents finish")
-        return arrived.value
+        XCTAssertTrue(spin(until: { login.isFinished && dependents.allSatisfy { $0.isFinished } }, timeout: 10),
+                      "login and its dependents finish")
+        return (arrived.value, dependents)
     }
 
     func testTheDependentsCarryTheTokenTheLoginBlockStored() throws {
-        XCTAssertEqual(try runGraph(loginStatus: 200), ["profile": "Bearer t-42", "feed": "Bearer t-42"])
+        let (arrived, dependents) = try runGraph(loginStatus: 200)
+        XCTAssertEqual(arrived, ["profile": "Bearer t-42", "feed": "Bearer t-42"])
+        XCTAssertEqual(dependents.map { $0.response?.statusCode }, [200, 200])
     }
 
     func testAFailedLoginSendsNoDependent() throws {
-        XCTAssertEqual(try runGraph(loginStatus: 401), [:])
+        let (arrived, dependents) = try runGraph(loginStatus: 401)
+        XCTAssertEqual(arrived, [:])
+        for dependent in dependents {
+            XCTAssertEqual((dependent.error as NSError?)?.code, NSURLErrorUserAuthenticationRequired,
+                           "the interceptor's error: \(String(describing: dependent.error))")
+        }
     }
 }

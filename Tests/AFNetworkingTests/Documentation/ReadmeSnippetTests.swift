@@ -3,8 +3,9 @@ import XCTest
 
 /// Every ```swift block of README.md is a program that compiles against the
 /// package as built for these tests: each block is written to a directory of
-/// its own as `main.swift` and type-checked with the toolchain's `swiftc` in
-/// Swift 6 mode, warnings as errors. A block whose last non-blank line before the fence is
+/// its own as `main.swift` and compiled to SIL (`-emit-sil`, so the Swift 6
+/// checks made on SIL run too) with the toolchain's `swiftc` in Swift 6 mode,
+/// warnings as errors. A block whose last non-blank line before the fence is
 /// `<!-- snippet: continues -->` is appended to the block before it (the
 /// README shows those as "continued"). Blocks that are not Swift programs
 /// (shell commands) are fenced ```sh and left alone.
@@ -130,8 +131,15 @@ final class ReadmeSnippetTests: XCTestCase {
             return try withScratchDirectory { try typeCheck(snippets, of: file, extraFlags: extraFlags, scratch: $0) }
         }
         let (swiftc, flags) = try compiler()
-        // One module cache for all snippets: only the first run fills it.
-        let arguments = ["-typecheck", "-module-cache-path", scratch.appendingPathComponent("ModuleCache").path]
+        // `-emit-sil`, not `-typecheck`: the checks Swift 6 makes on SIL —
+        // region-based isolation ("sending 'x' risks causing data races"),
+        // definite initialization, noncopyable values, unreachable code — run
+        // only once SIL is generated, so a snippet that type-checks can still
+        // fail to build. It costs more per snippet than `-typecheck` (SILGen
+        // and the mandatory passes run, and the imported modules' inlinable
+        // code is deserialized), but nothing is optimized and no object file
+        // is written. One module cache for all snippets: only the first run fills it.
+        let arguments = ["-emit-sil", "-o", "/dev/null", "-module-cache-path", scratch.appendingPathComponent("ModuleCache").path]
             + flags + extraFlags
         // One at a time: each run is short, and the machine may have two cores.
         for snippet in snippets {
