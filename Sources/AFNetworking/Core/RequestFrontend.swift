@@ -106,7 +106,7 @@ struct TransferEnvironment {
     var proxies: Result<ProxyConfiguration, NSError>?
     /// Download rate caps every piece must fit (the operation's, its graph's).
     var receiveLimiters: [TransferRateLimiter] = []
-    /// The receive cap curl paces the socket with (the smallest; 0: none).
+    /// The smallest receive cap (0: none): sizes the transfer's receive buffer.
     var maximumReceiveBytesPerSecond: Int64 = 0
     /// The upload cap (0: none), paced by curl.
     var maximumSendBytesPerSecond: Int64 = 0
