@@ -20,6 +20,9 @@ final class ScriptedServer: @unchecked Sendable {
         case headWithReason(status: Int, reason: String, headers: [(String, String)])
         case body(Data)
         case wait(TimeInterval)
+        /// Waits until `condition` holds (checked every 10 ms), at most `timeout`
+        /// seconds: the client has seen what came before.
+        case waitUntil(@Sendable () -> Bool, timeout: TimeInterval)
         case end
         /// Ends a chunked body (a head without Content-Length) with these trailer fields.
         case endWithTrailers([(String, String)])
@@ -122,7 +125,7 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
-    private func play(_ steps: ArraySlice<ScriptedServer.Step>, context: ChannelHandlerContext, keepAlive: Bool) {
+    fileprivate func play(_ steps: ArraySlice<ScriptedServer.Step>, context: ChannelHandlerContext, keepAlive: Bool) {
         guard let step = steps.first else { return }
         let rest = steps.dropFirst()
         switch step {
@@ -147,6 +150,10 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
             context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
                 self.play(rest, context: bound.value, keepAlive: keepAlive)
             }
+        case .waitUntil(let condition, let timeout):
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
+            poll(condition, until: deadline, then: rest, context: bound, keepAlive: keepAlive)
         case .end:
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
@@ -161,6 +168,20 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
             }
         case .close:
             context.close(promise: nil)
+        }
+    }
+}
+
+extension RouteHandler {
+    /// Plays `rest` once `condition` holds or `deadline` passes (a bounded poll on the event loop).
+    fileprivate func poll(_ condition: @escaping @Sendable () -> Bool, until deadline: NIODeadline,
+                          then rest: ArraySlice<ScriptedServer.Step>, context: NIOLoopBound<ChannelHandlerContext>, keepAlive: Bool) {
+        if condition() || NIODeadline.now() >= deadline {
+            play(rest, context: context.value, keepAlive: keepAlive)
+            return
+        }
+        context.value.eventLoop.scheduleTask(in: .milliseconds(10)) {
+            self.poll(condition, until: deadline, then: rest, context: context, keepAlive: keepAlive)
         }
     }
 }
