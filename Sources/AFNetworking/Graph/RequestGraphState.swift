@@ -34,13 +34,16 @@ struct RequestGraphState {
         /// For an operation node: its host (nil: none or not a request).
         let host: String?
         var phase: Phase = .waiting
-        /// The operation once there is one (given, or built).
+        /// What a builder returned, kept once the node is done: its
+        /// dependents' builders read it, and the graph's byte counts sum it.
+        var built: Operation?
+        /// The operation once there is one (given, or built), also after it finished.
         var operation: Operation? {
             switch phase {
             case .running(let operation, _), .settling(let operation, _): return operation
             default:
                 if case .operation(let operation) = work { return operation }
-                return nil
+                return built
             }
         }
         var outcome: RequestGraphNodeOutcome? {
@@ -125,6 +128,7 @@ struct RequestGraphState {
             nodes[index].phase = .done(.failed(error))
             return [.nodeDone] + schedule() + finishIfDone()
         case .success(let operation):
+            nodes[index].built = operation
             if isCancelled {
                 nodes[index].phase = .settling(operation, .cancelled)
                 return [.cancelAndSettle(index, operation)]
