@@ -11,6 +11,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // A client span per request attempt and a parent span per RequestGraph,
+        // when the process bootstraps a tracer (nothing otherwise).
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         // `swift package generate-documentation` (the DocC catalog; built by `make test`).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -51,6 +54,7 @@ let package = Package(
             dependencies: [
                 "AFNetworkingTransport", "CAFCurl", "CAFOpenSSL", "CAFSystem", "CAFPSL",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .executableTarget(
@@ -90,6 +94,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             // The 2.7 symbol list is read by MigrationCoverageTests through #filePath.
             exclude: ["Migration/afnetworking-2.7-symbols.txt"],

@@ -31,11 +31,26 @@ extension RequestDriver {
     /// The output is final: `response`, `error` and the body now hold their
     /// last values. Completion work follows (the front-end's `runCompletion`).
     func outputFinished(_ outcome: TransferStateMachine.Outcome) {
-        let timings = markOutputFinished(outcome)
+        let (timings, spans) = markOutputFinished(outcome)
         // Built only when someone logs (the request's logger, or a started instance's).
         RequestLog.finished(outcome, metrics: timings.map { TransferMetrics($0, redirects: outcome.redirects) },
                             to: frontend?.activityLogger)
-        frontend?.runCompletion(outcome)
+        guard !spans.isEmpty else {
+            frontend?.runCompletion(outcome)
+            return
+        }
+        // Spans end before completion work, so whoever the completion wakes
+        // sees them ended; the tracer's code runs off the network thread.
+        guard engine.isReportingThread else {
+            RequestTracing.end(spans)
+            frontend?.runCompletion(outcome)
+            return
+        }
+        let frontend = self.frontend
+        CompletionDefaults.processingQueue.async {
+            RequestTracing.end(spans)
+            frontend?.runCompletion(outcome)
+        }
     }
 }
 

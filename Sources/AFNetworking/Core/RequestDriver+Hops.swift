@@ -12,6 +12,8 @@ extension RequestDriver {
     func startTransfer(_ hop: TransferStateMachine.HopStart) {
         assert(!engine.isReportingThread, "storages, streams and files stay off the engine's thread")
         guard let frontend else { return }
+        // The attempt before this one (a redirect, a retry) ended on the network thread.
+        endSpansOfEndedAttempts()
         let environment = frontend.transferEnvironment(for: hop.request.url)
         if let (response, request) = hop.effects.storeCookies, environment.acceptsCookies {
             CookieHandling.store(from: response, for: request, in: environment.cookieStorage)
@@ -33,7 +35,8 @@ extension RequestDriver {
     private func submitTransfer(_ hop: TransferStateMachine.HopStart, request: URLRequest, environment: TransferEnvironment) {
         assert(!engine.isReportingThread, "storages, streams and files stay off the engine's thread")
         guard let frontend else { return }
-        let sent = environment.sendsCookies ? CookieHandling.addingCookies(to: request, from: environment.cookieStorage) : request
+        var sent = environment.sendsCookies ? CookieHandling.addingCookies(to: request, from: environment.cookieStorage) : request
+        if let origin = environment.trace { openSpan(for: &sent, tag: hop.tag, origin: origin) }
         RequestLog.sending(sent, hop: hop.tag, to: frontend.activityLogger)
         var options = TransferOptions(request: sent)
         options.tag = hop.tag

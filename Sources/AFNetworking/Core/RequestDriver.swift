@@ -35,6 +35,8 @@ final class RequestDriver: @unchecked Sendable {
         /// cancelled as soon as that stops being current.
         var retryTimer: (token: UInt64, timer: Deadlines.Token)?
         var budgetTimer: (run: UInt64, timer: Deadlines.Token)?
+        /// The spans of the request's attempts, when a tracer is active.
+        var spans = RequestSpans()
         /// The request interceptor, set when the request starts (the machine
         /// only knows there is one).
         var interceptor: (any RequestInterceptor)?
@@ -352,9 +354,11 @@ final class RequestDriver: @unchecked Sendable {
         case .cacheLookupFinished(let plan):
             return core.machine.cacheLookupFinished(plan)
         case .transferCouldNotStart(let tag, let error):
+            if !core.spans.isEmpty { core.spans.attemptEnded(tag: tag, status: nil, error: error) }
             return core.machine.transferCouldNotStart(tag, error: error)
         case .transferCompleted(let tag, let response, let error, let timings):
             if core.machine.isCurrent(tag) { core.timings = timings }
+            if !core.spans.isEmpty { core.spans.attemptEnded(tag: tag, status: response?.statusCode, error: error) }
             return core.machine.transferCompleted(tag, response: response, error: error)
         case .retryDue(let token):
             return core.machine.retryDue(token: token)
@@ -590,11 +594,29 @@ final class RequestDriver: @unchecked Sendable {
         if !kept { Deadlines.shared.cancel(timer) }
     }
 
-    /// Tells the machine the output is final; returns the final hop's timings.
-    func markOutputFinished(_ outcome: TransferStateMachine.Outcome) -> TransferTimings? {
-        core.withLock { core -> TransferTimings? in
+    /// Tells the machine the output is final; returns the final hop's
+    /// timings and the spans left to end (every one, the request is over).
+    func markOutputFinished(_ outcome: TransferStateMachine.Outcome) -> (TransferTimings?, [RequestSpans.Attempt]) {
+        core.withLock { core -> (TransferTimings?, [RequestSpans.Attempt]) in
             core.machine.outputFinished(outcome)
-            return core.timings
+            return (core.timings, core.spans.isEmpty ? [] : core.spans.close(error: outcome.error))
         }
+    }
+
+    // MARK: - Spans
+
+    /// Opens the span of the attempt `tag` is about to send (see
+    /// `RequestTracing`), unless the request is over.
+    func openSpan(for request: inout URLRequest, tag: UInt64, origin: TraceOrigin) {
+        let resendCount = core.withLock { $0.spans.started }
+        let span = RequestTracing.startAttempt(of: &request, origin: origin, resendCount: resendCount)
+        if !core.withLock({ $0.spans.opened(span, tag: tag) }) { span.end() }
+    }
+
+    /// Ends the spans of attempts that have ended (off the lock; the caller
+    /// is not on the network thread).
+    func endSpansOfEndedAttempts() {
+        let ended = core.withLock { $0.spans.isEmpty ? [] : $0.spans.takeEnded() }
+        if !ended.isEmpty { RequestTracing.end(ended) }
     }
 }

@@ -110,4 +110,6 @@ struct TransferEnvironment {
     var maximumReceiveBytesPerSecond: Int64 = 0
     /// The upload cap (0: none), paced by curl.
     var maximumSendBytesPerSecond: Int64 = 0
+    /// The tracer and parent context of the request's spans (nil: no tracer).
+    var trace: TraceOrigin?
 }

@@ -1,5 +1,6 @@
 @_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
+import Tracing
 
 /// Carrying out what the graph's state decided, after its lock: queueing,
 /// building, cancelling, pausing, progress and the completion.
@@ -10,10 +11,11 @@ extension RequestGraph {
             case .enqueue(let index, let operation):
                 watch(operation, index: index)
                 if let request = operation as? URLConnectionOperation {
-                    let (download, upload, running) = core.withLock { core in
-                        (core.downloadLimiter, core.maximumUploadBytesPerSecond, core.state.runningCount)
+                    let (download, upload, running, trace) = core.withLock { core in
+                        (core.downloadLimiter, core.maximumUploadBytesPerSecond, core.state.runningCount, core.nodeTrace)
                     }
                     request.shareGraphCaps(download: download, uploadShare: upload / Int64(max(running, 1)))
+                    if let trace { request.settings.withLock { $0.trace = trace } }
                 }
                 operationQueue.addOperation(operation)
             case .build(let index, let builder, let results):
@@ -86,11 +88,16 @@ extension RequestGraph {
     }
 
     private func complete(with report: RequestGraphReport) {
-        let (completion, waiters) = core.withLock { core -> ((queue: DispatchQueue, block: @Sendable (RequestGraphReport) -> Void)?,
-                                                        [CheckedContinuation<RequestGraphReport, Never>]) in
+        let (completion, waiters, span) = core.withLock { core -> ((queue: DispatchQueue, block: @Sendable (RequestGraphReport) -> Void)?,
+                                                              [CheckedContinuation<RequestGraphReport, Never>], (any Span)?) in
             core.report = report
-            defer { core.completion = nil; core.waiters = [] }
-            return (core.completion, core.waiters)
+            defer { core.completion = nil; core.waiters = []; core.span = nil; core.nodeTrace = nil }
+            return (core.completion, core.waiters, core.span)
+        }
+        // Ended before anyone hears of the report, so they see it ended.
+        if let span {
+            if !report.allSucceeded { span.setStatus(SpanStatus(code: .error)) }
+            span.end()
         }
         if let completion { completion.queue.async { completion.block(report) } }
         for waiter in waiters { waiter.resume(returning: report) }

@@ -1,5 +1,6 @@
 @_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
+import Tracing
 
 /// A dependency graph of requests (beyond 2.x, which stops at `Operation`
 /// dependencies and batches): nodes are plain `Operation`s — 2.x operations,
@@ -37,6 +38,12 @@ open class RequestGraph: NSObject, @unchecked Sendable {
         var report: RequestGraphReport?
         /// The operations of the nodes, to find a node from an operation.
         var indexOfOperation: [ObjectIdentifier: Int] = [:]
+        /// `start()` was called (the first call starts the span and the nodes).
+        var startRequested = false
+        /// The graph's span while it runs, when a tracer is active, and the
+        /// origin its requests' spans take (children of that span).
+        var span: (any Span)?
+        var nodeTrace: TraceOrigin?
     }
 
     /// Where nodes run; a queue of the graph's own unless one was given.
@@ -194,6 +201,19 @@ open class RequestGraph: NSObject, @unchecked Sendable {
 
     /// Starts the graph (idempotent): nodes whose dependencies are done go to the queue.
     open func start() {
+        let first = core.withLock { core -> Bool in
+            defer { core.startRequested = true }
+            return !core.startRequested
+        }
+        guard first else { return }
+        // The caller's tracer and context (task-locals: read here, in the caller).
+        if let origin = TraceOrigin.current {
+            let span = origin.tracer.startSpan(name ?? "RequestGraph", context: origin.context, ofKind: .internal)
+            core.withLock { core in
+                core.span = span
+                core.nodeTrace = origin.under(span.context)
+            }
+        }
         perform(core.withLock { $0.state.start() })
     }
 

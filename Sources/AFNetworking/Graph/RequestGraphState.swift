@@ -17,6 +17,9 @@ struct RequestGraphState {
         case waiting
         /// Its builder is running (counts as running).
         case building
+        /// Built, for a host at its cap: starts when one of that host's
+        /// requests ends (counts as running, not against the host).
+        case built(Operation, host: String?)
         /// Running in the queue; `host` counts against the per-host cap.
         case running(Operation, host: String?)
         /// Its outcome is decided (skipped or cancelled before it started) and
@@ -40,7 +43,7 @@ struct RequestGraphState {
         /// The operation once there is one (given, or built), also after it finished.
         var operation: Operation? {
             switch phase {
-            case .running(let operation, _), .settling(let operation, _): return operation
+            case .running(let operation, _), .settling(let operation, _), .built(let operation, _): return operation
             default:
                 if case .operation(let operation) = work { return operation }
                 return built
@@ -58,7 +61,7 @@ struct RequestGraphState {
         }
         var isRunning: Bool {
             switch phase {
-            case .building, .running: return true
+            case .building, .built, .running: return true
             default: return false
             }
         }
@@ -133,6 +136,10 @@ struct RequestGraphState {
                 nodes[index].phase = .settling(operation, .cancelled)
                 return [.cancelAndSettle(index, operation)]
             }
+            guard hostHasRoom(host) else {
+                nodes[index].phase = .built(operation, host: host)
+                return []
+            }
             nodes[index].phase = .running(operation, host: host)
             return [.enqueue(index, operation)] + (isPaused ? [.pause(operation)] : [])
         }
@@ -145,7 +152,7 @@ struct RequestGraphState {
             nodes[index].phase = .done(isCancelled ? .cancelled : outcome)
         case .settling(_, let decided):
             nodes[index].phase = .done(decided)
-        case .waiting, .building, .done:
+        case .waiting, .building, .built, .done:
             // An operation finished outside the graph's schedule (cancelled and
             // started by someone else): nothing to account for here.
             return []
@@ -184,6 +191,9 @@ struct RequestGraphState {
                 actions.append(.cancel(operation))
             case .waiting:
                 actions += settleUnstarted(index: index)
+            case .built(let operation, _):
+                nodes[index].phase = .settling(operation, .cancelled)
+                actions.append(.cancelAndSettle(index, operation))
             case .building, .settling, .done:
                 break
             }
@@ -230,6 +240,12 @@ struct RequestGraphState {
     private mutating func schedule() -> [Action] {
         guard isStarted, !isCancelled, !isFinished else { return [] }
         var actions: [Action] = []
+        // Built requests first: they were waiting for their host.
+        for index in nodes.indices where !isPaused {
+            guard case .built(let operation, let host) = nodes[index].phase, hostHasRoom(host) else { continue }
+            nodes[index].phase = .running(operation, host: host)
+            actions.append(.enqueue(index, operation))
+        }
         var changed = true
         // Skipping a node may settle its dependents in the same pass: repeat
         // until nothing changes (bounded by the number of nodes).

@@ -26,6 +26,7 @@ extension URLConnectionOperation: RequestFrontend {
             environment.maximumReceiveBytesPerSecond = environment.receiveLimiters.map(\.bytesPerSecond).min() ?? 0
             environment.maximumSendBytesPerSecond = [settings.maximumUploadBytesPerSecond, settings.graphUploadShare]
                 .filter { $0 > 0 }.min() ?? 0
+            environment.trace = settings.trace
             return environment
         }
     }

@@ -68,6 +68,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         /// `progress` and what keeps it current; nil until it is first read
         /// (an operation nobody asks makes no `Progress`).
         var progressReporter: OperationProgress?
+        /// The tracer and parent context current when the operation was made
+        /// (a graph puts its own span's context here); nil: no tracer.
+        var trace: TraceOrigin?
     }
 
     /// Runs the request's lifecycle.
@@ -94,7 +97,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// Creates an operation for `request`; nothing is sent until it starts.
     public required init(request: URLRequest) {
         driver = RequestDriver()
-        settings = LockedState(Settings(request: request))
+        var initial = Settings(request: request)
+        initial.trace = TraceOrigin.current
+        settings = LockedState(initial)
         super.init()
         driver.attach(self)
     }

@@ -14,6 +14,13 @@ extension SessionTaskDriver: RequestFrontend {
                                                                usesCache: !kind.isDownload, reportsUploadProgress: true)
         // Presented to the original request's origin only, never after a redirect elsewhere.
         if RedirectRules.sameOrigin(url, originalRequest.url) { environment.clientCertificate = context.clientCertificate }
+        let (limiter, uploadCap) = state.withLock { ($0.downloadLimiter, $0.maximumUploadBytesPerSecond) }
+        if let limiter {
+            environment.receiveLimiters = [limiter]
+            environment.maximumReceiveBytesPerSecond = limiter.bytesPerSecond
+        }
+        environment.maximumSendBytesPerSecond = uploadCap
+        environment.trace = trace
         return environment
     }
 

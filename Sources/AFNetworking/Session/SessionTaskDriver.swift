@@ -150,6 +150,9 @@ final class SessionTaskDriver: @unchecked Sendable {
         var reports = PendingReports()
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64
+        /// The task's rate caps (see `URLSessionTask.maximumDownloadBytesPerSecond`).
+        var downloadLimiter: TransferRateLimiter?
+        var maximumUploadBytesPerSecond: Int64 = 0
     }
 
     /// Runs the request's lifecycle.
@@ -176,6 +179,8 @@ final class SessionTaskDriver: @unchecked Sendable {
     /// for a session whose manager is gone) is not: it completes with
     /// NSURLErrorCancelled when resumed.
     let admitted: Bool
+    /// The tracer and context current when the task was made (nil: no tracer).
+    let trace: TraceOrigin?
 
     init(kind: SessionTaskKind, request: URLRequest, context: Context, completion: SessionTaskCompletion, progress: TaskProgress,
          destination: Destination?, identifier: Int, bytesExpectedToSend: Int64, admitted: Bool) {
@@ -190,6 +195,7 @@ final class SessionTaskDriver: @unchecked Sendable {
         self.originalRequest = request
         self.destination = destination
         self.admitted = admitted
+        trace = TraceOrigin.current
         requestDriver.attach(self)
     }
 

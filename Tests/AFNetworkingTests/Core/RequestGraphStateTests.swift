@@ -68,6 +68,25 @@ final class RequestGraphStateTests: XCTestCase {
         XCTAssertEqual(enqueued(state.operationFinished(1, outcome: .succeeded)), [3])
     }
 
+    func testABuiltRequestWaitsForRoomOnItsHost() {
+        var state = state([[]], hosts: ["a"], maxPerHost: 1)
+        _ = state.add(node(1), dependencies: [], policy: .cancel, work: .builder { _ in BlockOperation {} }, host: nil)
+        _ = state.add(node(2), dependencies: [], policy: .cancel, work: .builder { _ in BlockOperation {} }, host: nil)
+        XCTAssertEqual(enqueued(state.start()), [0], "the builders are asked, n0 runs")
+        // n1 builds a request for the busy host: it waits, counted as running.
+        XCTAssertEqual(enqueued(state.built(1, .success(BlockOperation {}), host: "a")), [])
+        guard case .built = state.nodes[1].phase else { return XCTFail("\(state.nodes[1].phase)") }
+        XCTAssertEqual(state.runningCount, 3)
+        XCTAssertEqual(enqueued(state.built(2, .success(BlockOperation {}), host: "b")), [2], "another host has room")
+        XCTAssertEqual(enqueued(state.operationFinished(0, outcome: .succeeded)), [1])
+        // A cancel settles a built request that was still waiting.
+        var waiting = state
+        _ = waiting.operationFinished(2, outcome: .succeeded)
+        _ = waiting.add(node(3), dependencies: [], policy: .cancel, work: .builder { _ in BlockOperation {} }, host: nil)
+        _ = waiting.built(3, .success(BlockOperation {}), host: "a")
+        XCTAssertEqual(settled(waiting.cancel()), [3])
+    }
+
     func testACycleIsNamedFromTheNodeBeingAdded() {
         let state = state([[], [0], [1]])
         XCTAssertEqual(state.cycle(adding: "new", dependencies: [2], dependents: [0]), ["new", "n2", "n1", "n0"])

@@ -92,6 +92,47 @@ final class RateLimitTests: OperationTestCase {
         XCTAssertEqual(graph.countOfBytesReceived, Int64(2 * size))
     }
 
+    func testASessionTasksDownloadCapHoldsItsRate() {
+        let manager = URLSessionManager(sessionConfiguration: .ephemeral)
+        manager.responseSerializer = HTTPResponseSerializer()
+        defer { manager.invalidateSessionCancelingTasks(true) }
+        let samples = Samples()
+        // Delegate calls come in order on the manager's serial operation queue.
+        manager.setDataTaskDidReceiveDataBlock { _, task, _ in samples.record(task, total: task.countOfBytesReceived) }
+        let done = expectation(description: "task")
+        let received = Locked(0)
+        let task = manager.dataTask(with: request("/big", timeout: 30), completionHandler: { _, object, error in
+            XCTAssertNil(error)
+            received.value = (object as? Data)?.count ?? 0
+            done.fulfill()
+        })
+        XCTAssertEqual(task.maximumDownloadBytesPerSecond, 0)
+        task.maximumDownloadBytesPerSecond = cap
+        XCTAssertEqual(task.maximumDownloadBytesPerSecond, cap)
+        task.resume()
+        wait(for: [done], timeout: 30)
+        XCTAssertEqual(received.value, size)
+        assertWithinCap(samples.all, cap: cap, total: size)
+    }
+
+    func testASessionTasksUploadCapPacesTheRequestBody() {
+        let manager = URLSessionManager(sessionConfiguration: .ephemeral)
+        defer { manager.invalidateSessionCancelingTasks(true) }
+        let done = expectation(description: "task")
+        let task = manager.uploadTask(with: request("/upload", method: "POST", timeout: 30), from: Data(count: 512 << 10), progress: nil,
+                                      completionHandler: { _, _, error in
+            XCTAssertNil(error)
+            done.fulfill()
+        })
+        task.maximumUploadBytesPerSecond = 128 << 10
+        XCTAssertEqual(task.maximumUploadBytesPerSecond, 128 << 10)
+        let start = Date()
+        task.resume()
+        wait(for: [done], timeout: 30)
+        XCTAssertEqual(server.requests.last?.body.count, 512 << 10)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 3.0)
+    }
+
     func testAnUploadCapPacesTheRequestBody() {
         var request = request("/upload", method: "POST", timeout: 30)
         request.httpBody = Data(count: 512 << 10)
