@@ -54,7 +54,12 @@ extension RequestGraph {
 
     /// Records which node a built operation belongs to (no actions of its own).
     private func registered(_ result: Result<Operation, Error>, index: Int) -> [RequestGraphState.Action] {
-        if case .success(let operation) = result { core.withLock { $0.indexOfOperation[ObjectIdentifier(operation)] = index } }
+        if case .success(let operation) = result {
+            core.withLock { core in
+                core.indexOfOperation[ObjectIdentifier(operation)] = index
+                core.builtOperations.append(operation)
+            }
+        }
         return []
     }
 

@@ -37,6 +37,11 @@ open class RequestGraph: NSObject, @unchecked Sendable {
         var report: RequestGraphReport?
         /// The operations of the nodes, to find a node from an operation.
         var indexOfOperation: [ObjectIdentifier: Int] = [:]
+        /// Built operations, kept for the graph's life as given ones are (by
+        /// their node's work): `indexOfOperation` and `enrolled` go by
+        /// address, and a freed node's address, handed to the next built
+        /// operation, would read as "already in a graph".
+        var builtOperations: [Operation] = []
     }
 
     /// Where nodes run; a queue of the graph's own unless one was given.
