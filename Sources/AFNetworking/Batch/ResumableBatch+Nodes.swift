@@ -28,7 +28,12 @@ extension ResumableBatch {
         }
         let nodes = entries.map { nodeOfID[$0.id] }
         graph.setCompletionBlock(queue: callbackQueue) { [self] report in graphFinished(report, nodes: nodes) }
-        state.withLock { $0.graph = graph }
+        let cancelled = state.withLock { state in
+            state.graph = graph
+            return state.cancelled
+        }
+        // Cancelled first: no builder runs, nothing is sent (the graph still reports at start).
+        if cancelled { graph.cancel() }
         graph.start()
     }
 

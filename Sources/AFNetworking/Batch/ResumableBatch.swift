@@ -87,6 +87,8 @@ public final class ResumableBatch: @unchecked Sendable {
         var manifest: ResumableBatchManifest
         var entries: [EntryState]
         var graph: RequestGraph?
+        /// `cancel()` came before the graph was made: it is cancelled as soon as it is.
+        var cancelled = false
         var report: ResumableBatchReport?
         var failure: ResumableBatchError?
         var waiters: [(queue: DispatchQueue, block: @Sendable (Result<ResumableBatchReport, ResumableBatchError>) -> Void)] = []
@@ -206,7 +208,10 @@ public final class ResumableBatch: @unchecked Sendable {
 
     /// Cancels every entry not yet ended (their partial files stay, to be continued).
     public func cancel() {
-        state.withLock { $0.graph }?.cancel()
+        state.withLock { state -> RequestGraph? in
+            state.cancelled = true
+            return state.graph
+        }?.cancel()
     }
 
     /// The output directory exists and the manifest is on disk before anything is sent.
