@@ -19,7 +19,8 @@ struct Batch: ParsableCommand {
             whitespace-separated fields: id=NAME, after=NAME[,NAME...] (start only after these succeeded), out=RELATIVE/PATH \
             (where --output-dir saves the body). A line whose first non-blank character is # is a comment; blank lines are \
             skipped; a bare URL line works as before. An unknown field, an after= id no line has, a repeated id, a cycle, an \
-            out= path leaving the output directory or two lines on one file: exit 2, nothing sent.
+            out= path leaving the output directory, a URL naming no file (without out=) or two lines on one file: exit 2, \
+            nothing sent.
 
             Without --output-dir bodies are counted, not saved. With it, each body goes to out= or the URL's last path \
             component, through FILE.partial and FILE.partial.json (continued with Range on the next run); a file afn did not \
