@@ -37,7 +37,12 @@ import FoundationNetworking
 ///   content and the output directory: `init` refuses, touching nothing, a
 ///   corrupt manifest, one written for another list, or for another directory.
 ///   Entries done in it are not sent again (`.alreadyDone`) while their file
-///   is there. A missing manifest file starts the batch afresh.
+///   is there. A missing manifest file starts the batch afresh. A write
+///   that fails once the batch runs does not stop it: the next run tells from
+///   the files what happened (a file whose partial file is gone was completed).
+///   One batch at a time per manifest: two processes sharing one overwrite
+///   each other's state (their partial files are locked, so they never
+///   write the same file at once).
 /// - Paths stay inside the output directory: an output path that is absolute
 ///   or has `..`, `.` or empty components is refused by `init`; a directory on
 ///   the way that is a symbolic link fails the entry. A file the batch did not
