@@ -44,15 +44,16 @@ final class BatchTally: Sendable {
     /// The results in input order (a URL that never reported counts as failed).
     var results: [BatchResult] {
         state[\.slots].map {
-            $0 ?? BatchResult(url: "?", status: nil, bytes: 0, seconds: 0, error: "no result", exitCode: ExitStatus.other)
+            $0 ?? BatchResult(url: "?", id: "?", status: nil, bytes: 0, seconds: 0, outcome: "failed", file: nil, resumedFrom: nil,
+                        error: "no result", exitCode: ExitStatus.other)
         }
     }
 }
 
 /// The summary printed at the end of a batch, on stdout.
 enum BatchReport {
-    /// A table (URL, STATUS, BYTES, TIME, ERROR) or, with `json`, one JSON
-    /// object per line.
+    /// A table (URL, STATUS, BYTES, TIME, OUTCOME, ERROR) or, with `json`,
+    /// one JSON object per line.
     static func print(_ results: [BatchResult], json: Bool) {
         if json {
             for result in results { Console.outLine(JSONText.line(object(result))) }
@@ -63,9 +64,10 @@ enum BatchReport {
              result.status.map(String.init) ?? "-",
              String(result.bytes),
              String(format: "%.3fs", result.seconds),
+             result.outcome,
              result.error ?? ""]
         }
-        let header = ["URL", "STATUS", "BYTES", "TIME", "ERROR"]
+        let header = ["URL", "STATUS", "BYTES", "TIME", "OUTCOME", "ERROR"]
         let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         for row in [header] + rows {
             let cells = row.enumerated().map { column, cell in
@@ -76,8 +78,10 @@ enum BatchReport {
             }
             Console.outLine(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
         }
-        let failed = results.filter { $0.exitCode != ExitStatus.success }.count
-        Console.outLine("\(results.count) URLs, \(results.count - failed) succeeded, \(failed) failed")
+        let succeeded = results.filter { $0.exitCode == ExitStatus.success }.count
+        let skipped = results.filter { $0.outcome == "skipped" }.count
+        let failed = results.count - succeeded - skipped
+        Console.outLine("\(results.count) URLs, \(succeeded) succeeded, \(failed) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
     }
 
     private static func object(_ result: BatchResult) -> [String: Any] {
@@ -86,6 +90,10 @@ enum BatchReport {
             "status": JSONText.orNull(result.status),
             "bytes": result.bytes,
             "time": result.seconds,
+            "id": result.id,
+            "outcome": result.outcome,
+            "file": JSONText.orNull(result.file),
+            "resumedFrom": JSONText.orNull(result.resumedFrom.map { Int($0) }),
             "error": JSONText.orNull(result.error),
             "exitCode": Int(result.exitCode),
         ]

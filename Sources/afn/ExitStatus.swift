@@ -12,6 +12,7 @@ import FoundationNetworking
 /// |--------|-------------------------------------------------------------------|--------------------------------------------------|
 /// | 0      | success (also an HTTP error status without `-f/--fail`)            |                                                  |
 /// | 1      | any other failure (cancelled, unexpected error)                   | everything not below                             |
+/// | 2      | `afn batch` refused its list or manifest before touching anything  | the tool (a bad line, an unknown field or id, a cycle, an `out=` path outside `--output-dir`, two entries on one file, a corrupt manifest or one for another list or directory) |
 /// | 3      | a line of `afn batch` input is not an http(s) URL                 | the tool                                         |
 /// | 6      | cannot resolve the host                                           | NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed |
 /// | 7      | cannot connect                                                    | NSURLErrorCannotConnectToHost, NSURLErrorNotConnectedToInternet |
@@ -38,6 +39,8 @@ import FoundationNetworking
 enum ExitStatus {
     static let success: Int32 = 0
     static let other: Int32 = 1
+    /// curl's 2 is "failed to initialize": the batch did not begin.
+    static let batchRefused: Int32 = 2
     static let badURL: Int32 = 3
     static let cannotResolveHost: Int32 = 6
     static let cannotConnect: Int32 = 7
@@ -105,6 +108,7 @@ enum ExitStatus {
         Exit status (curl's numbers):
           0   success; an HTTP error status counts as success unless -f/--fail is given
           1   other failure
+          2   (batch) the list or the manifest is refused; nothing was touched
           3   (batch) a line is not an http(s) URL
           6   cannot resolve host            7   cannot connect
           8   reply is not valid HTTP        18  partial file: the body was cut short

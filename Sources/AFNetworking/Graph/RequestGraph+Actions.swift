@@ -56,6 +56,10 @@ extension RequestGraph {
 
     /// Records which node a built operation belongs to (no actions of its own).
     private func registered(_ result: Result<Operation, Error>, index: Int) -> [RequestGraphState.Action] {
+        // The state keeps the operation for the graph's life (its node's
+        // `built`): `indexOfOperation` and `enrolled` go by address, and a
+        // freed one's address, handed to the next built operation, would read
+        // as "already in a graph".
         if case .success(let operation) = result { core.withLock { $0.indexOfOperation[ObjectIdentifier(operation)] = index } }
         return []
     }

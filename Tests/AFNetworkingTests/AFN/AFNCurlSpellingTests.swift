@@ -55,8 +55,11 @@ final class AFNCurlSpellingTests: XCTestCase {
         let nginx = try SharedServers.nginx()
         XCTAssertEqual(try AFNTool.run(["get", "-f", schemeless(nginx, "missing")]).status, 22)
         let file = try AFNTool.temporaryFile(self, name: "afn-urls", contents: Data(schemeless(nginx).utf8))
+        // -f is --fail here too; the list may be given as FILE (issue 29), so
+        // `batch -f FILE` reads FILE, as the old -f FILE did: no silent change.
         let old = try AFNTool.run(["batch", "-f", file.path])
-        XCTAssertEqual(old.status, 64, "batch has no -f FILE any more: a usage error, not a silent change")
+        XCTAssertEqual(old.status, 0, old.stderr)
+        XCTAssertTrue(old.output.contains("1 URLs, 1 succeeded, 0 failed"), old.output)
         let new = try AFNTool.run(["batch", "--file", file.path])
         XCTAssertEqual(new.status, 0, new.stderr)
         XCTAssertTrue(new.output.contains("1 URLs, 1 succeeded, 0 failed"), new.output)
