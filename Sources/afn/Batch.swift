@@ -76,7 +76,10 @@ struct Batch: ParsableCommand {
         if let path = listPath, path != "-", !FileManager.default.isReadableFile(atPath: path) {
             throw ValidationError("cannot read the URL list \(path)")
         }
-        if manifest != nil, resume != nil { throw ValidationError("--resume M already keeps the state in M: give --manifest or --resume") }
+        // `--resume M` implies `--manifest M`: naming M twice is fine, two files are not.
+        if let manifest, let resume, manifest != resume {
+            throw ValidationError("--resume M keeps the state in M: --manifest must name the same file or be left out")
+        }
         if let limitRate, CurlSpelling.rate(limitRate) == nil {
             throw ValidationError("--limit-rate takes bytes per second, as curl spells them (100K, 1M): \(limitRate)")
         }
@@ -95,7 +98,7 @@ struct Batch: ParsableCommand {
                 throw ToolFailure(status: ExitStatus.batchRefused, message: error.message)
             }
             guard !lines.isEmpty else { throw ToolFailure(status: ExitStatus.usage, message: "no URLs to fetch") }
-            if let manifest, FileManager.default.fileExists(atPath: manifest) || (try? FileManager.default.destinationOfSymbolicLink(atPath: manifest)) != nil {
+            if resume == nil, let manifest, FileManager.default.fileExists(atPath: manifest) || (try? FileManager.default.destinationOfSymbolicLink(atPath: manifest)) != nil {
                 throw ToolFailure(status: ExitStatus.batchRefused,
                                   message: "the manifest \(manifest) exists: continue that batch with --resume \(manifest), or remove it")
             }
