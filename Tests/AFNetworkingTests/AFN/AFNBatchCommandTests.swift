@@ -15,7 +15,7 @@ final class AFNBatchCommandTests: XCTestCase {
             "\(base)/missing-1",
             "# a comment", "",
             good[2],
-            "http://127.0.0.1:\(Fixtures.freePort())/refused",
+            "http://127.0.0.1:\(Fixtures.refusedPort)/refused",
             good[3], good[4],
             "not a url",
             "\(base)/missing-2",

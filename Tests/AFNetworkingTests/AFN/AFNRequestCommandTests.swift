@@ -97,7 +97,7 @@ final class AFNRequestCommandTests: XCTestCase {
     }
 
     func testJSONOutputReportsTransportErrors() throws {
-        let run = try AFNTool.run(["get", "--json", "http://127.0.0.1:\(Fixtures.freePort())/"])
+        let run = try AFNTool.run(["get", "--json", "http://127.0.0.1:\(Fixtures.refusedPort)/"])
         XCTAssertEqual(run.status, 7, run.stderr)
         let object = try run.json()
         XCTAssertTrue(object["status"] is NSNull)
@@ -163,7 +163,7 @@ final class AFNRequestCommandTests: XCTestCase {
     }
 
     func testNothingListeningExits7() throws {
-        let run = try AFNTool.run(["get", "http://127.0.0.1:\(Fixtures.freePort())/"])
+        let run = try AFNTool.run(["get", "http://127.0.0.1:\(Fixtures.refusedPort)/"])
         XCTAssertEqual(run.status, 7, run.stderr)
         XCTAssertTrue(run.stderr.hasPrefix("afn: "), run.stderr)
     }

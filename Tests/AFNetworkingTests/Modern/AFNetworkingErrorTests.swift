@@ -180,7 +180,7 @@ final class AFNetworkingErrorTests: OperationTestCase {
     }
 
     func testARefusedConnectionCarriesCurlsOwnError() {
-        var refused = URLRequest(url: URL(string: "http://127.0.0.1:\(Fixtures.freePort())/refused")!)
+        var refused = URLRequest(url: URL(string: "http://127.0.0.1:\(Fixtures.refusedPort)/refused")!)
         refused.timeoutInterval = 10
         let outcome = run(HTTPRequestOperation(request: refused))
         let error = tryUnwrap(outcome.error)

@@ -141,7 +141,7 @@ final class AsyncAwaitTests: OperationTestCase {
     }
 
     func testATransportFailureIsThrownAsTheNSURLError() async throws {
-        var refused = URLRequest(url: URL(string: "http://127.0.0.1:\(Fixtures.freePort())/refused")!)
+        var refused = URLRequest(url: URL(string: "http://127.0.0.1:\(Fixtures.refusedPort)/refused")!)
         refused.timeoutInterval = 10
         let operation = HTTPRequestOperation(request: refused)
         try await modernBounded(20) {

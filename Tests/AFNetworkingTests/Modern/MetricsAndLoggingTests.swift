@@ -196,7 +196,7 @@ final class MetricsAndLoggingTests: OperationTestCase {
 
     func testAFailureIsLoggedAtError() {
         let recorder = ModernLogRecorder()
-        var refused = URLRequest(url: URL(string: "http://127.0.0.1:\(Fixtures.freePort())/refused")!)
+        var refused = URLRequest(url: URL(string: "http://127.0.0.1:\(Fixtures.refusedPort)/refused")!)
         refused.timeoutInterval = 10
         let operation = HTTPRequestOperation(request: refused)
         operation.logger = recorder.logger(level: .info)

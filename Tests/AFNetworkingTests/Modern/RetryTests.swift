@@ -419,7 +419,7 @@ final class RetryPolicyTests: OperationTestCase {
     }
 
     func testARefusedConnectionIsRetriedWithBackoff() {
-        var refused = URLRequest(url: URL(string: "http://127.0.0.1:\(Fixtures.freePort())/nobody")!)
+        var refused = URLRequest(url: URL(string: "http://127.0.0.1:\(Fixtures.refusedPort)/nobody")!)
         refused.timeoutInterval = 5
         let operation = HTTPRequestOperation(request: refused)
         var policy = fastPolicy(attempts: 3)

@@ -91,10 +91,7 @@ final class TracingTests: OperationTestCase {
 
     func testATransportFailureRecordsItsErrorAndNoStatus() throws {
         let tracer = InMemoryTracer()
-        // A port nothing listens on any more.
-        let gone = try ScriptedServer()
-        let refused = URLRequest(url: gone.baseURL.appendingPathComponent("ok"))
-        gone.shutdown()
+        let refused = URLRequest(url: URL(string: "http://127.0.0.1:\(Fixtures.refusedPort)/ok")!)
         let outcome = run(withTracer(tracer) { HTTPRequestOperation(request: refused) })
         XCTAssertEqual(outcome.error?.code, NSURLErrorCannotConnectToHost)
         let span = try XCTUnwrap(tracer.finishedSpans.first)

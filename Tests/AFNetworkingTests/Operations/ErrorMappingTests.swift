@@ -46,8 +46,7 @@ final class ErrorMappingTests: OperationTestCase {
     }
 
     func testConnectionRefused() {
-        let port = Fixtures.freePort()
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/")!)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(Fixtures.refusedPort)/")!)
         request.timeoutInterval = 5
         assertURLError(run(HTTPRequestOperation(request: request)), NSURLErrorCannotConnectToHost)
     }

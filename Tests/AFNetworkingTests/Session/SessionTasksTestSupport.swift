@@ -38,7 +38,7 @@ class SessionTasksTestCase: OperationTestCase {
 
     /// A `scheme://host:port` URL on which nothing listens.
     func refusedURL(_ path: String = "refused") -> URL {
-        URL(string: "http://127.0.0.1:\(Fixtures.freePort())/\(path)")!
+        URL(string: "http://127.0.0.1:\(Fixtures.refusedPort)/\(path)")!
     }
 
     /// A route on the scripted server that answers only after `delay` (so a

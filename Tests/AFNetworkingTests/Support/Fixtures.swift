@@ -18,6 +18,25 @@ enum Fixtures {
             "\(name) is not installed (looked in \(candidates.joined(separator: ", "))); run `make test` to install it")
     }
 
+    /// A port that refuses every connection for the whole test process: a
+    /// socket bound to it and never listening is kept open, so no server can
+    /// take the port and no pooled connection to it can exist. (A port from
+    /// `freePort()` may be one a test's server listened on a moment ago, and
+    /// libcurl may still hold a keep-alive connection to it: a request meant
+    /// to be refused then went out on that connection.)
+    static let refusedPort: Int = {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        precondition(withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } } == 0,
+                     "binding the refusing socket")
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }()
+
     /// A port nothing listens on right now (bind to 0, read it, close).
     static func freePort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
