@@ -69,7 +69,7 @@ extension SessionTaskDriver {
     /// answer, a declined redirect's body — is reported once here, so the data
     /// calls and the download progress see it too.
     private func reportBodyNotSeenAsItArrived(_ outcome: TransferStateMachine.Outcome, task: URLSessionTask) {
-        guard outcome.error == nil, let body = outcome.memoryBody, !body.isEmpty, progress.download.completedUnitCount == 0 else { return }
+        guard outcome.error == nil, let body = outcome.memoryBody, !body.isEmpty, progress.completed(.download) == 0 else { return }
         progress.update(.download, completed: Int64(body.count), expected: Int64(body.count))
         if let dataTask = task as? URLSessionDataTask, requestDriver.deliversDataToDelegate,
            !context.skipsUnobservedCalls || context.manager?.hasBlock(.dataTaskDidReceiveData) == true {

@@ -1,52 +1,82 @@
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 
 /// A task's upload and download `Progress` (AFNetworking 3) and the progress
-/// blocks its factory was given. Values change only on the manager's
+/// blocks its factory was given. Counts change only on the manager's
 /// `operationQueue`, where the blocks are called after each change.
-final class TaskProgress: @unchecked Sendable {
-    // @unchecked: immutable references; the Progress objects' values are only
-    // changed on the manager's operation queue.
-
+///
+/// The `Progress` objects are made when first needed — read (`task.progress`,
+/// the manager's `uploadProgress(for:)`), handed to a block, or adopted by a
+/// progress the caller made current when the task was made (as in 2.7) —
+/// and start from the counts so far. A task nobody observes makes none:
+/// two `Progress` objects and their handlers were a large part of a small
+/// request's cost.
+final class TaskProgress: Sendable {
     enum Direction { case upload, download }
 
-    let upload: Progress
-    let download: Progress
-    private let uploadBlock: (@Sendable (Progress) -> Void)?
-    private let downloadBlock: (@Sendable (Progress) -> Void)?
+    /// One direction's counts, and its object once made.
+    private struct Side {
+        var completed: Int64 = 0
+        var total: Int64 = -1
+        var object: Progress?
+    }
 
-    /// Makes both objects. The one the factory reports (`reported`) is made
-    /// first, so that — as in 2.7 — it becomes a child of `Progress.current()`
-    /// if the caller made one current; the other never has a parent.
-    init(reported: Direction, uploadBlock: (@Sendable (Progress) -> Void)?, downloadBlock: (@Sendable (Progress) -> Void)?) {
-        let first = Progress(totalUnitCount: -1)
-        let second = Progress(parent: nil, userInfo: nil)
-        second.totalUnitCount = -1
-        (upload, download) = reported == .upload ? (first, second) : (second, first)
-        self.uploadBlock = uploadBlock
-        self.downloadBlock = downloadBlock
-        for progress in [upload, download] {
-            progress.isCancellable = true
-            progress.isPausable = true
+    private struct State {
+        var upload = Side()
+        var download = Side()
+        /// The task that `cancel()`, `pause()` and `resume()` on either object act on.
+        weak var driver: SessionTaskDriver?
+
+        subscript(direction: Direction) -> Side {
+            get { direction == .upload ? upload : download }
+            set { if direction == .upload { upload = newValue } else { download = newValue } }
         }
     }
 
-    /// `cancel()`, `pause()` and `resume()` on either object act on the task.
-    func connect(to driver: SessionTaskDriver) {
-        for progress in [upload, download] {
-            progress.cancellationHandler = { [weak driver] in driver?.cancel() }
-            progress.pausingHandler = { [weak driver] in driver?.suspend() }
-            progress.resumingHandler = { [weak driver] in driver?.resume() }
+    private let state = LockedState(State())
+    private let uploadBlock: (@Sendable (Progress) -> Void)?
+    private let downloadBlock: (@Sendable (Progress) -> Void)?
+
+    /// `reported`: the direction the factory reports. When the caller made a
+    /// progress current, that direction's object is made now so it becomes
+    /// its child, as in 2.7; the other never has a parent.
+    init(reported: Direction, uploadBlock: (@Sendable (Progress) -> Void)?, downloadBlock: (@Sendable (Progress) -> Void)?) {
+        self.uploadBlock = uploadBlock
+        self.downloadBlock = downloadBlock
+        if Progress.current() != nil {
+            let adopted = TaskProgress.make(Side(), adoptedByCurrent: true, driver: nil)
+            state.withLock { $0[reported].object = adopted }
         }
+    }
+
+    var upload: Progress { object(.upload) }
+    var download: Progress { object(.download) }
+
+    /// Bytes counted so far in `direction` (without making its object).
+    func completed(_ direction: Direction) -> Int64 {
+        state.withLock { $0[direction].completed }
+    }
+
+    /// The handlers of the objects made from now on (and of one made already) reach `driver`.
+    func connect(to driver: SessionTaskDriver) {
+        let made = state.withLock { state -> [Progress] in
+            state.driver = driver
+            return [state.upload.object, state.download.object].compactMap { $0 }
+        }
+        for progress in made { TaskProgress.connect(progress, to: driver) }
     }
 
     /// New counts for one direction; the block runs if anything changed.
     func update(_ direction: Direction, completed: Int64, expected: Int64) {
-        let progress = direction == .upload ? upload : download
         let total = expected >= 0 ? expected : -1
-        guard progress.totalUnitCount != total || progress.completedUnitCount != completed else { return }
-        progress.totalUnitCount = total
-        progress.completedUnitCount = completed
-        block(for: direction)?(progress)
+        let changed = state.withLock { state -> Bool in
+            guard state[direction].total != total || state[direction].completed != completed else { return false }
+            state[direction].total = total
+            state[direction].completed = completed
+            return true
+        }
+        guard changed else { return }
+        publish(direction)
     }
 
     /// A successful transfer: each direction that moved bytes ends at exactly
@@ -54,15 +84,62 @@ final class TaskProgress: @unchecked Sendable {
     /// wrong), reported once.
     func finish() {
         for direction in [Direction.upload, .download] {
-            let progress = direction == .upload ? upload : download
-            let completed = progress.completedUnitCount
-            guard completed > 0, progress.totalUnitCount != completed else { continue }
-            progress.totalUnitCount = completed
-            block(for: direction)?(progress)
+            let changed = state.withLock { state -> Bool in
+                let completed = state[direction].completed
+                guard completed > 0, state[direction].total != completed else { return false }
+                state[direction].total = completed
+                return true
+            }
+            if changed { publish(direction) }
         }
     }
 
-    private func block(for direction: Direction) -> (@Sendable (Progress) -> Void)? {
-        direction == .upload ? uploadBlock : downloadBlock
+    // MARK: - The objects
+
+    /// The counts reach the object, if there is one (or a block needs one),
+    /// then the block runs.
+    private func publish(_ direction: Direction) {
+        let block = direction == .upload ? uploadBlock : downloadBlock
+        let (existing, side) = state.withLock { ($0[direction].object, $0[direction]) }
+        guard let progress = existing ?? (block == nil ? nil : object(direction)) else { return }
+        if existing != nil {
+            progress.totalUnitCount = side.total
+            progress.completedUnitCount = side.completed
+        }
+        block?(progress)
+    }
+
+    /// The object of `direction`, made now if it was not, with the counts so far.
+    private func object(_ direction: Direction) -> Progress {
+        if let made = state.withLock({ $0[direction].object }) { return made }
+        let (side, driver) = state.withLock { ($0[direction], $0.driver) }
+        let fresh = TaskProgress.make(side, adoptedByCurrent: false, driver: driver)
+        // Two threads may make one at once: the first kept wins.
+        return state.withLock { state -> Progress in
+            if let made = state[direction].object { return made }
+            state[direction].object = fresh
+            // Counts that changed while it was made. Set under the lock, so a
+            // racing `update` cannot be overwritten by older counts; a
+            // corelibs `Progress` has no KVO, so its setters run no caller code.
+            fresh.totalUnitCount = state[direction].total
+            fresh.completedUnitCount = state[direction].completed
+            return fresh
+        }
+    }
+
+    private static func make(_ side: Side, adoptedByCurrent: Bool, driver: SessionTaskDriver?) -> Progress {
+        let progress = adoptedByCurrent ? Progress(totalUnitCount: side.total) : Progress(parent: nil, userInfo: nil)
+        progress.totalUnitCount = side.total
+        progress.completedUnitCount = side.completed
+        progress.isCancellable = true
+        progress.isPausable = true
+        if let driver { connect(progress, to: driver) }
+        return progress
+    }
+
+    private static func connect(_ progress: Progress, to driver: SessionTaskDriver) {
+        progress.cancellationHandler = { [weak driver] in driver?.cancel() }
+        progress.pausingHandler = { [weak driver] in driver?.suspend() }
+        progress.resumingHandler = { [weak driver] in driver?.resume() }
     }
 }
