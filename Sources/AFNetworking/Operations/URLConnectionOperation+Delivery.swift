@@ -15,20 +15,29 @@ import Logging
 /// the one it depends on have returned.
 extension URLConnectionOperation: RequestFrontend {
     func transferEnvironment(for url: URL?) -> TransferEnvironment {
-        // The client certificate goes to the original request's origin only,
-        // never to another one a redirect leads to.
-        let sameOrigin = RedirectRules.sameOrigin(url, request.url)
-        return settings.withLock { settings in
+        let (prepared, original) = settings.withLock { settings in
             var environment = TransferEnvironment(securityPolicy: settings.securityPolicy, reportsUploadProgress: settings.uploadProgress != nil,
-                                                  clientCertificate: sameOrigin ? settings.clientCertificate : nil,
+                                                  clientCertificate: settings.clientCertificate,
                                                   proxies: settings.proxies?.parsed)
-            environment.receiveLimiters = [settings.downloadLimiter, settings.graphDownloadLimiter].compactMap { $0 }
-            environment.maximumReceiveBytesPerSecond = environment.receiveLimiters.map(\.bytesPerSecond).min() ?? 0
-            environment.maximumSendBytesPerSecond = [settings.maximumUploadBytesPerSecond, settings.graphUploadShare]
-                .filter { $0 > 0 }.min() ?? 0
+            // Arrays only for capped operations (most are not).
+            if settings.downloadLimiter != nil || settings.graphDownloadLimiter != nil {
+                environment.receiveLimiters = [settings.downloadLimiter, settings.graphDownloadLimiter].compactMap { $0 }
+                environment.maximumReceiveBytesPerSecond = environment.receiveLimiters.map(\.bytesPerSecond).min() ?? 0
+            }
+            if settings.maximumUploadBytesPerSecond > 0 || settings.graphUploadShare > 0 {
+                environment.maximumSendBytesPerSecond = [settings.maximumUploadBytesPerSecond, settings.graphUploadShare]
+                    .filter { $0 > 0 }.min() ?? 0
+            }
             environment.trace = settings.trace
-            return environment
+            return (environment, settings.request.url)
         }
+        // The client certificate goes to the original request's origin only,
+        // never to another one a redirect leads to. (Compared only when there
+        // is one: comparing two URLs' origins is a large part of a small
+        // request's cost.)
+        var environment = prepared
+        if environment.clientCertificate != nil, !RedirectRules.sameOrigin(url, original) { environment.clientCertificate = nil }
+        return environment
     }
 
     var activityLogger: Logger? { settings.withLock { $0.logger } ?? NetworkActivityLogger.shared.logger }

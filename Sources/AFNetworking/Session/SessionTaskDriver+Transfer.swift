@@ -13,7 +13,8 @@ extension SessionTaskDriver: RequestFrontend {
         var environment = context.session.settings.environment(for: url, securityPolicy: context.securityPolicy,
                                                                usesCache: !kind.isDownload, reportsUploadProgress: true)
         // Presented to the original request's origin only, never after a redirect elsewhere.
-        if RedirectRules.sameOrigin(url, originalRequest.url) { environment.clientCertificate = context.clientCertificate }
+        // (Compared only when there is a certificate: comparing origins is costly.)
+        if context.clientCertificate != nil, RedirectRules.sameOrigin(url, originalRequest.url) { environment.clientCertificate = context.clientCertificate }
         let (limiter, uploadCap) = state.withLock { ($0.downloadLimiter, $0.maximumUploadBytesPerSecond) }
         if let limiter {
             environment.receiveLimiters = [limiter]
