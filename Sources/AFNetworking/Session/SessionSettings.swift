@@ -23,6 +23,8 @@ struct SessionSettings: @unchecked Sendable {
     let maximumConnectionsPerHost: Int
     /// Distinguishes this session's per-host limits from other sessions'.
     let sessionKey: Int
+    /// The last `hostLimit(for:)` answer and the URL parts it was for (shared by copies).
+    private let lastHostLimit = LockedState<(host: String, scheme: String?, port: Int?, limit: HostLimit)?>(nil)
     /// `connectionProxyDictionary`, parsed (nil: the environment decides).
     let proxies: Result<ProxyConfiguration, NSError>?
 
@@ -67,10 +69,16 @@ struct SessionSettings: @unchecked Sendable {
     /// The engine-level limit for `url`'s host and port in this session (nil
     /// when the configuration sets none).
     func hostLimit(for url: URL?) -> HostLimit? {
-        guard maximumConnectionsPerHost > 0, let url, let host = url.host?.lowercased() else { return nil }
-        let scheme = url.scheme?.lowercased() ?? "http"
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        return HostLimit(key: "\(sessionKey)|\(scheme)://\(host):\(port)", maximum: maximumConnectionsPerHost)
+        guard maximumConnectionsPerHost > 0, let url, let rawHost = url.host else { return nil }
+        let rawScheme = url.scheme, rawPort = url.port
+        // A task asks for each hop, and most hops of a session go to one
+        // origin: the last key is kept, so the strings are built once.
+        if let last = lastHostLimit.value, last.host == rawHost, last.scheme == rawScheme, last.port == rawPort { return last.limit }
+        let scheme = rawScheme?.lowercased() ?? "http"
+        let port = rawPort ?? (scheme == "https" ? 443 : 80)
+        let limit = HostLimit(key: "\(sessionKey)|\(scheme)://\(rawHost.lowercased()):\(port)", maximum: maximumConnectionsPerHost)
+        lastHostLimit.withLock { $0 = (rawHost, rawScheme, rawPort, limit) }
+        return limit
     }
 
     /// The environment a hop of a task starts in (`url`: the hop's).

@@ -79,7 +79,9 @@ extension Transfer {
         } else if let configured = options.proxies {
             proxy = configured.endpoint(forScheme: scheme)
         } else {
-            proxy = try ProxyEnvironment.process.endpoint(for: url).get()
+            // No proxy variable set (the common case): nothing to look up for this URL.
+            let environment = ProxyEnvironment.process
+            proxy = environment.isEmpty ? nil : try environment.endpoint(for: url).get()
         }
         try easy.set(CURLOPT_PROXY, proxy?.curlValue ?? "")
         awaitingTunnel = proxy?.tunnels(scheme: scheme) ?? false
