@@ -207,6 +207,23 @@ package struct ResponseHead: Sendable {
     package static func headerFields(_ fields: [(name: String, value: String)]) -> [String: String] {
         var result: [String: String] = [:]
         result.reserveCapacity(fields.count)
+        // A head of ordinary size: the names seen so far are scanned with an
+        // ASCII case-insensitive comparison (field names are tokens), which
+        // costs less than lowercasing every name into a second dictionary.
+        // A head with many fields takes the dictionary: the scan is quadratic.
+        if fields.count <= smallHeadFieldCount {
+            var names: [String] = []
+            names.reserveCapacity(fields.count)
+            for (name, value) in fields {
+                if let existing = names.first(where: { sameFieldName($0, name) }) {
+                    result[existing] = result[existing].map { $0 + ", " + value } ?? value
+                } else {
+                    names.append(name)
+                    result[name] = value
+                }
+            }
+            return result
+        }
         var spelling: [String: String] = [:]
         for (name, value) in fields {
             let key = name.lowercased()
@@ -218,6 +235,21 @@ package struct ResponseHead: Sendable {
             }
         }
         return result
+    }
+
+    /// Up to this many fields, `headerFields` scans instead of hashing.
+    package static let smallHeadFieldCount = 32
+
+    /// Whether two field names are the same name: equal but for the case of ASCII letters.
+    package static func sameFieldName(_ lhs: String, _ rhs: String) -> Bool {
+        var left = lhs.utf8.makeIterator(), right = rhs.utf8.makeIterator()
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        while let a = left.next(), let b = right.next() {
+            if a == b { continue }
+            // Equal only as the two cases of one ASCII letter.
+            guard a ^ b == 0x20, (a | 0x20) >= UInt8(ascii: "a"), (a | 0x20) <= UInt8(ascii: "z") else { return false }
+        }
+        return true
     }
 
     /// "HTTP/1.1", "HTTP/2" … as written on a status line.
