@@ -6,6 +6,8 @@ import Tracing
 /// building, cancelling, pausing, progress and the completion.
 extension RequestGraph {
     func perform(_ actions: [RequestGraphState.Action]) {
+        var pausesChanged = false
+        defer { if pausesChanged { reconcilePauses() } }
         for action in actions {
             switch action {
             case .enqueue(let index, let operation):
@@ -33,15 +35,47 @@ extension RequestGraph {
                 operationQueue.addOperation(operation)
             case .cancel(let operation):
                 operation.cancel()
-            case .pause(let operation):
-                (operation as? URLConnectionOperation)?.pause()
-            case .resume(let operation):
-                (operation as? URLConnectionOperation)?.resume()
+            case .pause, .resume:
+                // Not carried out one by one: a pause decided on one thread
+                // and a resume decided after it on another could reach an
+                // operation in the other order and leave it paused in a
+                // running graph (seen as a graph that never finished).
+                pausesChanged = true
             case .nodeDone:
                 let done = core.withLock { core in core.state.nodes.lazy.filter(\.isDone).count }
                 progressQueue.async { [nodeProgress] in nodeProgress.completedUnitCount = max(nodeProgress.completedUnitCount, Int64(done)) }
             case .complete(let report):
                 complete(with: report)
+            }
+        }
+    }
+
+    /// Brings every queued request to the graph's current paused state,
+    /// outside the lock. One thread reconciles at a time; one that finds
+    /// another at it leaves it a note and returns, and the reconciler goes
+    /// round again, reading the state afresh: whatever the interleaving of
+    /// `pause()` and `resume()` calls, the last state decided is the one the
+    /// operations end in.
+    func reconcilePauses() {
+        let mine = core.withLock { core -> Bool in
+            core.pausesPending = true
+            guard !core.reconcilingPauses else { return false }
+            core.reconcilingPauses = true
+            return true
+        }
+        guard mine else { return }
+        while true {
+            let next = core.withLock { core -> (paused: Bool, operations: [Operation])? in
+                guard core.pausesPending else {
+                    core.reconcilingPauses = false
+                    return nil
+                }
+                core.pausesPending = false
+                return (core.state.isPaused, core.state.queuedOperations)
+            }
+            guard let next else { return }
+            for case let request as URLConnectionOperation in next.operations {
+                if next.paused { request.pause() } else { request.resume() }
             }
         }
     }

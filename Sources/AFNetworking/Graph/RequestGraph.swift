@@ -44,6 +44,10 @@ open class RequestGraph: NSObject, @unchecked Sendable {
         /// origin its requests' spans take (children of that span).
         var span: (any Span)?
         var nodeTrace: TraceOrigin?
+        /// A thread is bringing the queued requests to the paused state
+        /// (`reconcilePauses`), and whether the state changed since it read it.
+        var reconcilingPauses = false
+        var pausesPending = false
     }
 
     /// Where nodes run; a queue of the graph's own unless one was given.

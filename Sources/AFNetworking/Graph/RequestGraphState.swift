@@ -96,6 +96,14 @@ struct RequestGraphState {
 
     var runningCount: Int { nodes.lazy.filter(\.isRunning).count }
 
+    /// The operations in the queue now (what a graph-wide pause or resume acts on).
+    var queuedOperations: [Operation] {
+        nodes.compactMap { node in
+            if case .running(let operation, _) = node.phase { return operation }
+            return nil
+        }
+    }
+
     // MARK: - Events
 
     /// Adds a node whose dependencies are existing indexes. `dependents`:
