@@ -1,3 +1,4 @@
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -181,15 +182,6 @@ struct HeaderInjector: Injector {
     /// (a token name, a value without CR, LF or NUL): a tracer cannot split
     /// the request.
     static func isSendable(name: String, value: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy(isTokenByte) && !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
-    }
-
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
+        RequestValidation.isToken(name) && !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
     }
 }
