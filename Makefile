@@ -42,8 +42,10 @@ stress: deps
 
 ## Release-build benchmarks against a C libcurl baseline, curl, AsyncHTTPClient and
 ## URLSession, on a local nginx: requests as users write them first, then the
-## cache-bypass variant. BENCH_RUNS (default 5) and BENCH_ONLY=s1,s2,… select.
-bench: deps
+## cache-bypass variant, then instructions per request under callgrind beside the
+## C loop's. BENCH_RUNS (default 5) and BENCH_ONLY=s1,s2,instr,… select.
+bench:
+	@scripts/install-deps.sh bench
 	$(SWIFT) build -c release --product afn-bench
 	$(SWIFT) build -c release --package-path Benchmarks/Peers --scratch-path .build-peers
 	scripts/bench.sh "$$($(SWIFT) build -c release --show-bin-path)/afn-bench" "$$(pwd)/.build-peers/release/afn-peers"

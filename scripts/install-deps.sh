@@ -6,6 +6,9 @@ set -euo pipefail
 # libpsl-dev: the public suffix list for cookie Domain checks (the CPSL target);
 # zlib1g-dev, libbrotli-dev, libzstd-dev: the content decoders (CAFCompression).
 packages=(libcurl4-openssl-dev libssl-dev libpsl-dev zlib1g-dev libbrotli-dev libzstd-dev openssl gzip nginx-light python3-httpbin gunicorn tinyproxy dante-server)
+# `install-deps.sh bench`: also valgrind (instructions per request) and
+# binutils' strip (valgrind cannot read Swift 6.3's debug sections).
+if [[ "${1:-}" == bench ]]; then packages+=(valgrind binutils); fi
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
