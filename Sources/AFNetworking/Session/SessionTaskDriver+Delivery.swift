@@ -43,7 +43,8 @@ extension SessionTaskDriver {
                 if isFile { object = movedTo }
                 if let moveError { error = moveError }
             }
-            var userInfo: [AnyHashable: Any] = [:]
+            // Room for every key at once: growing a dictionary key by key rehashes it each time.
+            var userInfo = [AnyHashable: Any](minimumCapacity: 4)
             if let serializer { userInfo[AFNetworkingTaskDidCompleteResponseSerializerKey] = serializer }
             if let movedTo {
                 userInfo[AFNetworkingTaskDidCompleteAssetPathKey] = movedTo

@@ -13,21 +13,28 @@ package struct ProxyEnvironment: Sendable {
     private let variables: [String: String]
 
     /// The names looked at, in no particular order.
-    static let names = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
+    private static let names = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
+    /// The names as C strings, made once: `getenv` then costs no conversion per request.
+    private static let cNames = names.map { ($0, ContiguousArray($0.utf8CString)) }
 
     package init(_ variables: [String: String]) {
         self.variables = variables.filter { ProxyEnvironment.names.contains($0.key) }
     }
 
+    private init(read variables: [String: String]) {
+        self.variables = variables
+    }
+
     /// The process's proxy variables now, read for each request as curl does
     /// (seven `getenv` calls; building `ProcessInfo`'s whole dictionary would
-    /// cost more than a small request).
+    /// cost more than a small request). With none set, as on most servers,
+    /// nothing is allocated.
     package static var process: ProxyEnvironment {
         var variables: [String: String] = [:]
-        for name in names {
-            if let value = getenv(name) { variables[name] = String(cString: value) }
+        for (name, cName) in cNames {
+            if let value = cName.withUnsafeBufferPointer({ getenv($0.baseAddress!) }) { variables[name] = String(cString: value) }
         }
-        return ProxyEnvironment(variables)
+        return ProxyEnvironment(read: variables)
     }
 
     /// Whether any proxy variable is set at all.
