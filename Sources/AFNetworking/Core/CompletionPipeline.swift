@@ -1,4 +1,5 @@
 import Dispatch
+import AFNetworkingTransport
 
 /// The end of a request as its caller sees it, one path for operations and
 /// session tasks alike: the response is serialized off the network thread
@@ -51,7 +52,8 @@ struct CompletionPipeline: Sendable {
         let hops = hopsToMain
         let (queue, group, finished) = (self.queue, self.group, self.finished)
         group.enter()
-        workQueue.async {
+        // From the network thread, requests finishing in one pass share a dispatch.
+        PassHandoffs.async(on: workQueue) {
             let delivery = produce()
             guard let deliver = delivery.deliver, hops else {
                 delivery.deliver?()

@@ -127,6 +127,8 @@ package final class NetworkEngine: @unchecked Sendable {
             curl_multi_perform(multi, &running)
             collectFinished(multi)
             expireIdleTransfers(multi)
+            // What the pass handed to other queues leaves before the thread sleeps.
+            PassHandoffs.flush()
             var ignoredDescriptors: Int32 = 0
             curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(multi), &ignoredDescriptors)
         }
