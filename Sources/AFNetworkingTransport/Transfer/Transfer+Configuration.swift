@@ -56,6 +56,16 @@ extension Transfer {
         }
 
         try configureProxy(for: url)
+        if url.scheme?.lowercased() == "https" {
+            // A burst to one origin waits for the connection being set up and,
+            // if ALPN picks HTTP/2, shares it as streams, instead of opening a
+            // connection (and a TLS handshake) per request; an HTTP/1.1 answer
+            // lets the waiting requests open their own. Plain http never
+            // multiplexes (no h2c), so nothing there ever waits. Connections
+            // stay inside their partition (policy, client identity), so
+            // streams never cross one.
+            try easy.set(CURLOPT_PIPEWAIT, true)
+        }
         try configureTLS()
         try configurePolicyVerification(userdata)
         try configureCredentials()

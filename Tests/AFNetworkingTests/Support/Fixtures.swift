@@ -155,7 +155,8 @@ final class NginxFixture {
 
     /// With `chain` (DER certificates, leaf first) and `key` (PEM), TLS serves
     /// that chain; otherwise a fresh self-signed certificate for localhost.
-    init(chain: [URL]? = nil, key: URL? = nil) throws {
+    /// `http2: false`: the TLS server offers HTTP/1.1 only.
+    init(chain: [URL]? = nil, key: URL? = nil, http2: Bool = true) throws {
         let nginx = try Fixtures.requireBinary("nginx", ["/usr/sbin/nginx", "/usr/bin/nginx"])
         let openssl = try Fixtures.requireBinary("openssl", ["/usr/bin/openssl"])
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-nginx-\(UUID().uuidString)")
@@ -187,6 +188,7 @@ final class NginxFixture {
         }
         httpPort = Fixtures.freePort()
         httpsPort = Fixtures.freePort()
+        let h2 = http2 ? " http2" : ""
         let config = """
         worker_processes 1;
         daemon off;
@@ -194,7 +196,10 @@ final class NginxFixture {
         pid \(directory.path)/nginx.pid;
         events { worker_connections 1024; }
         http {
-            access_log \(directory.path)/access.log;
+            # nginx's combined format, then the connection's serial number
+            # (HTTP2MultiplexingTests counts the connections of a burst).
+            log_format afn '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" conn=$connection';
+            access_log \(directory.path)/access.log afn;
             client_body_temp_path \(directory.path)/body;
             proxy_temp_path \(directory.path)/proxy;
             fastcgi_temp_path \(directory.path)/fastcgi;
@@ -229,11 +234,11 @@ final class NginxFixture {
                 }
             }
             server {
-                listen 127.0.0.1:\(httpsPort) ssl http2;
+                listen 127.0.0.1:\(httpsPort) ssl\(h2);
                 # A second loopback address the test certificates do not name.
-                listen 127.0.0.2:\(httpsPort) ssl http2;
+                listen 127.0.0.2:\(httpsPort) ssl\(h2);
                 # https+unix:// (the Unix-socket tests).
-                listen unix:\(directory.path)/nginx-tls.sock ssl http2;
+                listen unix:\(directory.path)/nginx-tls.sock ssl\(h2);
                 ssl_certificate \(certificatePath);
                 ssl_certificate_key \(keyPath);
                 root \(root.path);
