@@ -118,16 +118,31 @@ extension SecurityPolicy {
     }
 
     /// The anchors to verify `trust` against: its own, else the system store
-    /// with `extra` added (built once per policy and kept).
+    /// with `extra` added.
     func trustStore(for trust: ServerTrust, adding extra: [Data]) -> TrustStore? {
         guard trust.anchorCertificates == nil, !extra.isEmpty else { return SecurityPolicy.trustStore(for: trust) }
+        return extendedStore(adding: extra)
+    }
+
+    /// The system store with `extra` added: kept by the policy (and its
+    /// copies), and shared by every policy with the same anchors.
+    func extendedStore(adding extra: [Data]) -> TrustStore? {
         if let built = state[\.extendedStore] { return built }
-        // Built outside the lock (it reads the system bundle); a race builds it twice, harmlessly.
-        guard let store = TrustStore.system(adding: extra.compactMap(Certificate.init(der:))) else { return nil }
+        // Found or made outside the policy's lock (making one reads the system bundle).
+        guard let store = TrustStore.system(adding: extra) else { return nil }
         state.withLock { state in
             if state.additionalTrustedCertificates == extra { state.extendedStore = store }
         }
         return store
+    }
+
+    /// Makes the policy's extended store ready before a handshake needs it:
+    /// the handshake runs on the network thread, which must not read the
+    /// system bundle from disk.
+    func prepareExtendedStore() {
+        let extra = state[\.additionalTrustedCertificates]
+        guard !extra.isEmpty else { return }
+        _ = extendedStore(adding: extra)
     }
 
     /// The `sha256/BASE64` pin of a DER certificate's public key, for filling

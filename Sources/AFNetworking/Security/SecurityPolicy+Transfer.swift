@@ -16,12 +16,15 @@ extension SecurityPolicy {
     var transferVerification: TLSVerification {
         var verification = TLSVerification()
         guard !isStandardVerification else { return verification }
+        // Kept by this policy first, so the snapshot (and every later one) carries it.
+        prepareExtendedStore()
         // A snapshot: the caller may change the policy while the request runs.
         let snapshot = (copy() as? SecurityPolicy) ?? self
         // The evaluation runs on the network thread inside the handshake and
         // must not read the system trust store from disk there: load it now,
         // on the thread building the request (it is cached afterwards).
         _ = TrustStore.system()
+        snapshot.prepareExtendedStore()
         verification.evaluator = HandshakeEvaluator(policy: snapshot)
         verification.partition = snapshot.handshakeFingerprint
         // OpenSSL must abort the handshake when the policy says no (peer

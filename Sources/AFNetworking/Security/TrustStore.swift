@@ -54,20 +54,44 @@ final class TrustStore: @unchecked Sendable {
         }
     }
 
-    /// A fresh store with OpenSSL's defaults and `extra` anchors added (a
-    /// policy's `additionalTrustedCertificates`): not the shared one, which
-    /// must stay exactly the system's. An added anchor may be an intermediate
-    /// CA: like an explicit anchor, it is trusted as is.
-    static func system(adding extra: [Certificate]) -> TrustStore? {
-        cafssl_init()
-        guard let handle = cafssl_store_new(1) else { return nil }
-        let store = TrustStore(handle: handle, acceptsPartialChains: true)
-        for anchor in extra { _ = cafssl_store_add_cert(handle, anchor.handle) }
-        return store
+    /// A store with OpenSSL's defaults and `extra` anchors added (a policy's
+    /// `additionalTrustedCertificates`): not the shared system one, which must
+    /// stay exactly the system's. An added anchor may be an intermediate CA:
+    /// like an explicit anchor, it is trusted as is.
+    ///
+    /// Shared by every policy with the same anchors (and the same system
+    /// store): making one parses the whole system bundle (about 1.5 MiB and
+    /// milliseconds), and each request evaluates a copy of its policy, so a
+    /// store per policy object was a store per TLS connection.
+    static func system(adding extra: [Data]) -> TrustStore? {
+        let key = ExtendedStoreKey(system: SystemStoreKey.current(), anchors: extra.sorted { $0.lexicographicallyPrecedes($1) })
+        // Made under the lock, as `system()` is: requests starting together
+        // wait for one parse instead of each making a store. No caller code runs inside.
+        return extendedCache.withLock { cache in
+            if let cached = cache.first(where: { $0.key == key }) { return cached.store }
+            cafssl_init()
+            guard let handle = cafssl_store_new(1) else { return nil }
+            let store = TrustStore(handle: handle, acceptsPartialChains: true)
+            for anchor in extra.compactMap(Certificate.init(der:)) { _ = cafssl_store_add_cert(handle, anchor.handle) }
+            cache.append((key, store))
+            // Stores of anchor sets not used lately go (with the last policy holding them).
+            if cache.count > extendedCacheCapacity { cache.removeFirst() }
+            return store
+        }
     }
+
+    /// The extended stores kept, oldest first.
+    private static let extendedCache = LockedState<[(key: ExtendedStoreKey, store: TrustStore)]>([])
+    static let extendedCacheCapacity = 8
 
     /// The last system store loaded and the environment it was loaded for.
     private static let systemCache = LockedState<(key: SystemStoreKey, store: TrustStore)?>(nil)
+}
+
+/// What an extended store holds: the system store's sources and the added anchors, sorted.
+private struct ExtendedStoreKey: Equatable, Sendable {
+    var system: SystemStoreKey
+    var anchors: [Data]
 }
 
 /// The environment that decides what OpenSSL's default store contains.
