@@ -153,6 +153,47 @@ class Bench:
                 row(f"{label}, ours vs AsyncHTTPClient", "µs", median(empty, key), median(ahc, key), "lower", baseline="AHC")
                 row(f"{label}, session vs AsyncHTTPClient", "µs", median(tasks, key), median(ahc, key), "lower", baseline="AHC")
 
+    # S6: HTTPS to one origin, 64 in flight (HTTP/2 and HTTP/1.1).
+
+    def s6(self):
+        if not self.args.tls_log:
+            print("S6: skipped (nginx started without TLS)")
+            return
+        count, concurrency = "10000", "64"
+        ca_der, ca_pem = os.path.join(self.args.scratch, "ca.der"), os.path.join(self.args.scratch, "ca.pem")
+        rounds = {}
+        for label, url in (("HTTP/2", self.args.h2_url), ("HTTP/1.1", self.args.h1_url)):
+            small = f"{url}/nostore/1k.bin"
+            samples = {"baseline": [], "ours": [], "ahc": []}
+            for _ in range(max(3, self.runs // 2)):
+                for name, command in (("baseline", [self.args.baseline, "s6", small, count, concurrency, os.path.join(self.args.scratch, "ca.pem")]),
+                                      ("ours", [self.args.swift, "s6", small, count, concurrency, ca_der]),
+                                      ("ahc", [self.args.peers, "ahc", "s6", small, count, concurrency, ca_pem] if self.args.peers else None)):
+                    if command is None:
+                        continue
+                    open(self.args.tls_log, "w").close()
+                    env = dict(os.environ, XDG_CACHE_HOME=self.cache_home)
+                    shutil.rmtree(self.cache_home, ignore_errors=True)
+                    figures = run(command, env=env)
+                    with open(self.args.tls_log) as log:
+                        figures["connections"] = len({line.split()[1] for line in log if line.strip()})
+                    samples[name].append(figures)
+            rounds[label] = samples
+        print(f"S6: {int(count):,} GETs of 1 KiB over HTTPS, {concurrency} in flight, one origin, a private CA trusted "
+              "(SecurityPolicy.additionalTrustedCertificates; baseline: C on libcurl's multi interface with CURLOPT_PIPEWAIT)")
+        for label, samples in rounds.items():
+            b = median(samples["baseline"], "req_per_s")
+            row(f"{label}: throughput", "req/s", median(samples["ours"], "req_per_s"), b)
+            if samples["ahc"]:
+                row(f"{label}: AsyncHTTPClient", "req/s", median(samples["ahc"], "req_per_s"), b)
+                row(f"{label}: ours vs AsyncHTTPClient", "req/s", median(samples["ours"], "req_per_s"), median(samples["ahc"], "req_per_s"), baseline="AHC")
+            row(f"{label}: connections (nginx's log)", "conns", median(samples["ours"], "connections"), median(samples["baseline"], "connections"), "lower")
+            if samples["ahc"]:
+                row(f"{label}: AsyncHTTPClient connections", "conns", median(samples["ahc"], "connections"), median(samples["baseline"], "connections"), "lower")
+            row(f"{label}: peak RSS", "MiB", median(samples["ours"], "peak_rss_mib"), median(samples["baseline"], "peak_rss_mib"), "lower")
+            if samples["ahc"]:
+                row(f"{label}: AsyncHTTPClient peak RSS", "MiB", median(samples["ahc"], "peak_rss_mib"), median(samples["baseline"], "peak_rss_mib"), "lower")
+
     # Instructions per request (callgrind, steady state).
 
     def instructions(self, command, env=None):
@@ -266,11 +307,14 @@ def main():
     parser.add_argument("--url", required=True)
     parser.add_argument("--scratch", required=True)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--h2-url", default="")
+    parser.add_argument("--h1-url", default="")
+    parser.add_argument("--tls-log", default="")
     args = parser.parse_args()
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").lower().split(",")))
     bench = Bench(args)
     print(f"AFNetworking for Linux benchmarks — medians of {args.runs} alternating runs, release build, local nginx")
-    for name in ("s1", "s2", "instr", "s3", "s4", "s5"):
+    for name in ("s1", "s2", "s6", "instr", "s3", "s4", "s5"):
         if not only or name in only:
             getattr(bench, name)()
             sys.stdout.flush()

@@ -13,14 +13,20 @@ source "$here/nginx-fixture.sh"
 gcc -O2 -o "$root/Benchmarks/C/baseline" "$root/Benchmarks/C/baseline.c" -lcurl
 
 dir=$(mktemp -d /tmp/afn-bench.XXXXXX)
-nginx_start "$dir"
+nginx_start "$dir" tls
 head -c 1024 /dev/urandom >"$dir/www/1k.bin"
-echo "==> creating the 512 MiB file for S3"
-head -c $((512 * 1024 * 1024)) /dev/zero >"$dir/www/512m.bin"
-echo "==> creating the 1 GiB file for S4"
-head -c $((1024 * 1024 * 1024)) /dev/zero >"$dir/upload-1g.bin"
+only=",${BENCH_ONLY:-s3,s4},"
+if [[ "$only" == *,s3,* ]]; then
+    echo "==> creating the 512 MiB file for S3"
+    head -c $((512 * 1024 * 1024)) /dev/zero >"$dir/www/512m.bin"
+fi
+if [[ "$only" == *,s4,* ]]; then
+    echo "==> creating the 1 GiB file for S4"
+    head -c $((1024 * 1024 * 1024)) /dev/zero >"$dir/upload-1g.bin"
+fi
 
 python3 "$here/bench.py" \
     --baseline "$root/Benchmarks/C/baseline" --swift "$BENCH" --peers "$PEERS" \
     --url "http://127.0.0.1:$NGINX_PORT" --scratch "$dir" \
+    --h2-url "https://localhost:$NGINX_H2_PORT" --h1-url "https://localhost:$NGINX_H1_PORT" --tls-log "$dir/tls.log" \
     --runs "${BENCH_RUNS:-5}"

@@ -4,6 +4,9 @@
 //
 //   baseline s1 URL COUNT CONCURRENCY   throughput: req/s and CPU seconds
 //   baseline s2 URL COUNT               sequential latency: p50 and p99 in µs
+//   baseline s6 URL COUNT CONCURRENCY CAFILE
+//                                       s1 over HTTPS with CAFILE trusted, waiting to
+//                                       multiplex (CURLOPT_PIPEWAIT), as curl --parallel does
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,12 +31,25 @@ static double cpu_seconds(void) {
     return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
 }
 
+/* S6's CA file; NULL for plain http. */
+static const char *ca_file = NULL;
+
 static CURL *make_handle(const char *url) {
     CURL *handle = curl_easy_init();
     curl_easy_setopt(handle, CURLOPT_URL, url);
     curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+    if (ca_file) {
+        curl_easy_setopt(handle, CURLOPT_CAINFO, ca_file);
+        curl_easy_setopt(handle, CURLOPT_PIPEWAIT, 1L);
+    }
     return handle;
+}
+
+static double peak_rss_mib(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss / 1024.0;
 }
 
 static int compare_doubles(const void *a, const void *b) {
@@ -67,7 +83,8 @@ static int throughput(const char *url, long count, int concurrency) {
         if (finished < count) curl_multi_poll(multi, NULL, 0, 1000, NULL);
     }
     double wall = now_seconds() - t0, cpu = cpu_seconds() - c0;
-    printf("requests=%ld failed=%ld wall=%.3f req_per_s=%.0f cpu_s=%.3f\n", count, failed, wall, count / wall, cpu);
+    printf("requests=%ld failed=%ld wall=%.3f req_per_s=%.0f cpu_s=%.3f peak_rss_mib=%.1f\n", count, failed, wall, count / wall, cpu,
+           peak_rss_mib());
     curl_multi_cleanup(multi);
     return failed ? 1 : 0;
 }
@@ -102,12 +119,15 @@ static int latency(const char *url, long count) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s s1 URL COUNT CONCURRENCY | s2 URL COUNT\n", argv[0]);
+        fprintf(stderr, "usage: %s s1 URL COUNT CONCURRENCY | s2 URL COUNT | s6 URL COUNT CONCURRENCY CAFILE\n", argv[0]);
         return 2;
     }
     curl_global_init(CURL_GLOBAL_ALL);
     int status;
     if (strcmp(argv[1], "s1") == 0 && argc >= 5) {
+        status = throughput(argv[2], atol(argv[3]), atoi(argv[4]));
+    } else if (strcmp(argv[1], "s6") == 0 && argc >= 6) {
+        ca_file = argv[5];
         status = throughput(argv[2], atol(argv[3]), atoi(argv[4]));
     } else if (strcmp(argv[1], "s2") == 0) {
         status = latency(argv[2], atol(argv[3]));

@@ -17,6 +17,7 @@ import FoundationNetworking
 //   afn-bench s3 URL FILE
 //   afn-bench s4 URL FILE                  (multipart upload of FILE)
 //   afn-bench s5 URL UPLOAD_URL COUNT      (GET latency idle, then while a throttled upload runs)
+//   afn-bench s6 URL COUNT CONCURRENCY CA  (HTTPS, CA — a DER file — trusted through SecurityPolicy.additionalTrustedCertificates)
 //   afn-bench prime-stale URL              (leave a stale entry for URL in URLCache.shared, as an earlier run would)
 //   afn-bench session-s1/s2/s3 …           (the session path: Session.swift)
 
@@ -66,7 +67,8 @@ final class Tally: @unchecked Sendable {
     var failures: Int { lock.lock(); defer { lock.unlock() }; return failed }
 }
 
-func throughput(_ url: URL, count: Int, concurrency: Int, bypass: Bool) -> Int32 {
+/// `policy`: set on every operation (S6 trusts a private CA through it).
+func throughput(_ url: URL, count: Int, concurrency: Int, bypass: Bool, policy: SecurityPolicy? = nil) -> Int32 {
     let queue = OperationQueue()
     queue.maxConcurrentOperationCount = concurrency
     // The harness wakes the main thread once, at the end, so that its own
@@ -80,6 +82,7 @@ func throughput(_ url: URL, count: Int, concurrency: Int, bypass: Bool) -> Int32
     for _ in 0..<count {
         let operation = HTTPRequestOperation(request: request)
         operation.completionQueue = callbacks
+        if let policy { operation.securityPolicy = policy }
         operation.setCompletionBlockWithSuccess({ _, _ in tally.record(failed: false) }, failure: { _, _ in tally.record(failed: true) })
         operations.append(operation)
     }
@@ -87,8 +90,20 @@ func throughput(_ url: URL, count: Int, concurrency: Int, bypass: Bool) -> Int32
     done.wait()
     let wall = Date().timeIntervalSince(started), cpu = cpuSeconds() - cpu0
     let failures = tally.failures
-    print(String(format: "requests=%d failed=%d wall=%.3f req_per_s=%.0f cpu_s=%.3f", count, failures, wall, Double(count) / wall, cpu))
+    print(String(format: "requests=%d failed=%d wall=%.3f req_per_s=%.0f cpu_s=%.3f peak_rss_mib=%.1f", count, failures, wall,
+                 Double(count) / wall, cpu, peakRSSMiB()))
     return failures == 0 ? 0 : 1
+}
+
+/// S6: GETs over HTTPS, the private CA trusted as a user with one writes it.
+func tlsThroughput(_ url: URL, count: Int, concurrency: Int, caFile: String) -> Int32 {
+    guard let ca = FileManager.default.contents(atPath: caFile) else {
+        FileHandle.standardError.write(Data("cannot read the CA certificate \(caFile)\n".utf8))
+        return 2
+    }
+    let policy = SecurityPolicy.default()
+    policy.additionalTrustedCertificates = [ca]
+    return throughput(url, count: count, concurrency: concurrency, bypass: false, policy: policy)
 }
 
 /// p50, p99, p90, mean (µs) and wall time (s) of `count` sequential GETs.
@@ -209,7 +224,7 @@ func primeStaleEntry(_ url: URL) -> Int32 {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let url = URL(string: arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY [bypass] | s2 URL COUNT [bypass] | s3 URL FILE | s4 URL FILE | s5 URL UPLOAD_URL COUNT | prime-stale URL | session-s1 URL COUNT CONCURRENCY | session-s2 URL COUNT | session-s3 URL FILE\n".utf8))
+    FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY [bypass] | s2 URL COUNT [bypass] | s3 URL FILE | s4 URL FILE | s5 URL UPLOAD_URL COUNT | s6 URL COUNT CONCURRENCY CA | prime-stale URL | session-s1 URL COUNT CONCURRENCY | session-s2 URL COUNT | session-s3 URL FILE\n".utf8))
     exit(2)
 }
 let bypass = arguments.last == "bypass"
@@ -224,6 +239,8 @@ case "s4" where arguments.count >= 4:
     exit(multipartUpload(url, file: arguments[3]))
 case "s5" where arguments.count >= 5:
     exit(latencyDuringThrottledUpload(url, upload: URL(string: arguments[3]) ?? url, count: Int(arguments[4]) ?? 200))
+case "s6" where arguments.count >= 6:
+    exit(tlsThroughput(url, count: Int(arguments[3]) ?? 10_000, concurrency: Int(arguments[4]) ?? 64, caFile: arguments[5]))
 case "prime-stale":
     exit(primeStaleEntry(url))
 case "session-s1" where arguments.count >= 5:

@@ -364,6 +364,8 @@ void cafssl_ctx_set_verify_callback(void *ssl_ctx,
                                     int (*callback)(struct x509_store_ctx_st *store_ctx, void *arg),
                                     void *arg) {
     SSL_CTX_set_cert_verify_callback((SSL_CTX *)ssl_ctx, callback, arg);
+    /* A refusal must end the handshake whatever libcurl set. */
+    SSL_CTX_set_verify((SSL_CTX *)ssl_ctx, SSL_VERIFY_PEER, NULL);
 }
 
 /* The untrusted stack of a client-side handshake holds what the server sent,

@@ -27,8 +27,9 @@ extension SecurityPolicy {
         snapshot.prepareExtendedStore()
         verification.evaluator = HandshakeEvaluator(policy: snapshot)
         verification.partition = snapshot.handshakeFingerprint
-        // OpenSSL must abort the handshake when the policy says no (peer
-        // verification on, our callback decides); the policy checks the name.
+        // OpenSSL must abort the handshake when the policy says no (the
+        // transfer makes the context require peer verification and our
+        // callback decides); the policy checks the name.
         verification.verifiesPeer = true
         verification.verifiesHost = false
         return verification

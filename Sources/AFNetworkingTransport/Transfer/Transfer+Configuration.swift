@@ -117,8 +117,14 @@ extension Transfer {
     nonisolated(unsafe) private static let identityEncoding = UnsafeMutableRawPointer(strdup("identity"))
 
     private func configureTLS() throws {
-        // Both are on after a reset; only a policy judged in the handshake changes them.
-        if !options.tls.verifiesPeer { try easy.set(CURLOPT_SSL_VERIFYPEER, false) }
+        // Both are on after a reset; only a policy judged in the handshake
+        // changes them. A policy's evaluator replaces OpenSSL's chain
+        // verification (and still ends a handshake it refuses, see
+        // `prepareTLSContext`): libcurl is told not to verify, or it would
+        // parse the whole CA bundle into every new connection's store
+        // (~230M instructions each; Debian's build sets a CA directory, which
+        // keeps libcurl from caching the store) for nothing.
+        if !options.tls.verifiesPeer || options.tls.evaluator != nil { try easy.set(CURLOPT_SSL_VERIFYPEER, false) }
         if !options.tls.verifiesHost { try easy.set(CURLOPT_SSL_VERIFYHOST, 0) }
         if let file = options.tls.caFile { try easy.set(CURLOPT_CAINFO, file) }
         if let directory = options.tls.caDirectory { try easy.set(CURLOPT_CAPATH, directory) }

@@ -121,7 +121,9 @@ int cafssl_ctx_apply_floor(void *ssl_ctx, int checks);
 /* SSL_CTX_set_cert_verify_callback takes OpenSSL types this header does not
  * import; the context comes from libcurl as a plain pointer. The callback
  * replaces OpenSSL's own chain verification for connections made from this
- * context and returns 1 to accept, 0 to abort the handshake. */
+ * context and returns 1 to accept, 0 to abort the handshake — also when
+ * libcurl was told not to verify (so that it loads no CA store the callback
+ * would not use): the context's verify mode is set to SSL_VERIFY_PEER. */
 void cafssl_ctx_set_verify_callback(void *ssl_ctx,
                                     int (*callback)(struct x509_store_ctx_st *store_ctx, void *arg),
                                     void *arg);

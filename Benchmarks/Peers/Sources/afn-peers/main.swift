@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOSSL
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -11,6 +12,7 @@ import FoundationNetworking
 //   afn-peers ahc s1 URL COUNT CONCURRENCY      afn-peers ahc s2 URL COUNT
 //   afn-peers urlsession s1 URL COUNT CONCURRENCY
 //   afn-peers urlsession s2 URL COUNT
+//   afn-peers ahc s6 URL COUNT CONCURRENCY CA_PEM   (HTTPS; a client whose TLS configuration trusts CA_PEM)
 
 func cpuSeconds() -> Double {
     var usage = rusage()
@@ -19,9 +21,16 @@ func cpuSeconds() -> Double {
         + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
 }
 
+func peakRSSMiB() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_maxrss) / 1024
+}
+
 func report(throughput count: Int, failures: Int, started: Date, cpu0: Double) {
     let wall = Date().timeIntervalSince(started), cpu = cpuSeconds() - cpu0
-    print(String(format: "requests=%d failed=%d wall=%.3f req_per_s=%.0f cpu_s=%.3f", count, failures, wall, Double(count) / wall, cpu))
+    print(String(format: "requests=%d failed=%d wall=%.3f req_per_s=%.0f cpu_s=%.3f peak_rss_mib=%.1f", count, failures, wall,
+                 Double(count) / wall, cpu, peakRSSMiB()))
 }
 
 func report(latency samples: [Double], failures: Int) {
@@ -41,8 +50,7 @@ func ahcOnce(_ client: HTTPClient, _ url: String) async -> Bool {
     }
 }
 
-func ahcThroughput(_ url: String, count: Int, concurrency: Int) async -> Int32 {
-    let client = HTTPClient.shared
+func ahcThroughput(_ url: String, count: Int, concurrency: Int, client: HTTPClient = .shared) async -> Int32 {
     let started = Date(), cpu0 = cpuSeconds()
     let failures = await withTaskGroup(of: Int.self) { group in
         let perWorker = count / concurrency
@@ -58,6 +66,21 @@ func ahcThroughput(_ url: String, count: Int, concurrency: Int) async -> Int32 {
     }
     report(throughput: count, failures: failures, started: started, cpu0: cpu0)
     return failures == 0 ? 0 : 1
+}
+
+/// S6: a client of its own whose TLS configuration trusts the private CA, as AHC's documentation shows.
+func ahcTLSThroughput(_ url: String, count: Int, concurrency: Int, caFile: String) async -> Int32 {
+    var tls = TLSConfiguration.makeClientConfiguration()
+    do {
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+    } catch {
+        FileHandle.standardError.write(Data("cannot read the CA certificate \(caFile): \(error)\n".utf8))
+        return 2
+    }
+    let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+    let status = await ahcThroughput(url, count: count, concurrency: concurrency, client: client)
+    try? await client.shutdown()
+    return status
 }
 
 func ahcLatency(_ url: String, count: Int) async -> Int32 {
@@ -124,7 +147,7 @@ func sessionLatency(_ url: URL, count: Int) -> Int32 {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 5, let url = URL(string: arguments[3]), let count = Int(arguments[4]) else {
-    FileHandle.standardError.write(Data("usage: afn-peers ahc|urlsession s1 URL COUNT CONCURRENCY | s2 URL COUNT\n".utf8))
+    FileHandle.standardError.write(Data("usage: afn-peers ahc|urlsession s1 URL COUNT CONCURRENCY | s2 URL COUNT | ahc s6 URL COUNT CONCURRENCY CA_PEM\n".utf8))
     exit(2)
 }
 let concurrency = arguments.count >= 6 ? Int(arguments[5]) ?? 8 : 8
@@ -132,6 +155,8 @@ let status: Int32
 switch (arguments[1], arguments[2]) {
 case ("ahc", "s1"): status = await ahcThroughput(url.absoluteString, count: count, concurrency: concurrency)
 case ("ahc", "s2"): status = await ahcLatency(url.absoluteString, count: count)
+case ("ahc", "s6") where arguments.count >= 7:
+    status = await ahcTLSThroughput(url.absoluteString, count: count, concurrency: concurrency, caFile: arguments[6])
 case ("urlsession", "s1"): status = sessionThroughput(url, count: count, concurrency: concurrency)
 case ("urlsession", "s2"): status = sessionLatency(url, count: count)
 default:
