@@ -194,6 +194,14 @@ class Bench:
             if samples["ahc"]:
                 row(f"{label}: AsyncHTTPClient peak RSS", "MiB", median(samples["ahc"], "peak_rss_mib"), median(samples["baseline"], "peak_rss_mib"), "lower")
 
+    # Queue scale: memory per queued, not yet started operation.
+
+    def queue(self):
+        samples = [self.ours("queue-scale", self.small, "100000") for _ in range(3)]
+        print("Queue scale: 100,000 operations handed to a suspended queue (goal: at most 1 KiB each)")
+        print(f"  {'resident memory per operation':<34} {median(samples, 'bytes_per_operation'):>10.0f} bytes")
+        print(f"  {'peak RSS':<34} {median(samples, 'peak_rss_mib'):>10.1f} MiB")
+
     # Instructions per request (callgrind, steady state).
 
     def instructions(self, command, env=None):
@@ -314,7 +322,7 @@ def main():
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").lower().split(",")))
     bench = Bench(args)
     print(f"AFNetworking for Linux benchmarks — medians of {args.runs} alternating runs, release build, local nginx")
-    for name in ("s1", "s2", "s6", "instr", "s3", "s4", "s5"):
+    for name in ("s1", "s2", "s6", "queue", "instr", "s3", "s4", "s5"):
         if not only or name in only:
             getattr(bench, name)()
             sys.stdout.flush()

@@ -18,6 +18,7 @@ import FoundationNetworking
 //   afn-bench s4 URL FILE                  (multipart upload of FILE)
 //   afn-bench s5 URL UPLOAD_URL COUNT      (GET latency idle, then while a throttled upload runs)
 //   afn-bench s6 URL COUNT CONCURRENCY CA  (HTTPS, CA — a DER file — trusted through SecurityPolicy.additionalTrustedCertificates)
+//   afn-bench queue-scale URL COUNT        (memory per queued operation: COUNT handed to a suspended queue)
 //   afn-bench prime-stale URL              (leave a stale entry for URL in URLCache.shared, as an earlier run would)
 //   afn-bench session-s1/s2/s3 …           (the session path: Session.swift)
 
@@ -104,6 +105,35 @@ func tlsThroughput(_ url: URL, count: Int, concurrency: Int, caFile: String) -> 
     let policy = SecurityPolicy.default()
     policy.additionalTrustedCertificates = [ca]
     return throughput(url, count: count, concurrency: concurrency, bypass: false, policy: policy)
+}
+
+/// Queue scale: the memory one queued, not yet started operation costs —
+/// COUNT operations made and handed to a suspended queue, resident memory
+/// read before and after (the queue is then cancelled; nothing is sent).
+func queueScale(_ url: URL, count: Int) -> Int32 {
+    func residentBytes() -> Int {
+        // /proc/self/statm: size resident ... in pages.
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+    let queue = OperationQueue()
+    queue.isSuspended = true
+    let request = URLRequest(url: url)
+    let before = residentBytes()
+    var operations: [Operation] = []
+    operations.reserveCapacity(count)
+    for _ in 0..<count {
+        let operation = HTTPRequestOperation(request: request)
+        operation.completionQueue = callbacks
+        operation.setCompletionBlockWithSuccess({ _, _ in }, failure: { _, _ in })
+        operations.append(operation)
+    }
+    queue.addOperations(operations, waitUntilFinished: false)
+    let after = residentBytes()
+    print(String(format: "operations=%d bytes_per_operation=%.0f peak_rss_mib=%.1f", count, Double(after - before) / Double(count), peakRSSMiB()))
+    queue.cancelAllOperations()
+    return 0
 }
 
 /// p50, p99, p90, mean (µs) and wall time (s) of `count` sequential GETs.
@@ -241,6 +271,8 @@ case "s5" where arguments.count >= 5:
     exit(latencyDuringThrottledUpload(url, upload: URL(string: arguments[3]) ?? url, count: Int(arguments[4]) ?? 200))
 case "s6" where arguments.count >= 6:
     exit(tlsThroughput(url, count: Int(arguments[3]) ?? 10_000, concurrency: Int(arguments[4]) ?? 64, caFile: arguments[5]))
+case "queue-scale" where arguments.count >= 4:
+    exit(queueScale(url, count: Int(arguments[3]) ?? 100_000))
 case "prime-stale":
     exit(primeStaleEntry(url))
 case "session-s1" where arguments.count >= 5:
