@@ -140,6 +140,13 @@ int cafssl_store_add_cert(struct x509_store_st *store, struct x509_st *cert) {
     return ok == 1;
 }
 
+int cafssl_store_load_locations(struct x509_store_st *store, const char *file, const char *directory) {
+    if (store == NULL) return 0;
+    if (file != NULL && X509_STORE_load_file(store, file) != 1) return 0;
+    if (directory != NULL && X509_STORE_load_path(store, directory) != 1) return 0;
+    return 1;
+}
+
 void cafssl_store_free(struct x509_store_st *store) {
     X509_STORE_free(store);
 }
@@ -358,6 +365,12 @@ int cafssl_ctx_apply_floor(void *ssl_ctx, int checks) {
     }
     ERR_pop_to_mark();
     return applied;
+}
+
+int cafssl_ctx_use_store(void *ssl_ctx, struct x509_store_st *store) {
+    if (ssl_ctx == NULL || store == NULL) return 0;
+    SSL_CTX_set1_cert_store((SSL_CTX *)ssl_ctx, store);
+    return 1;
 }
 
 void cafssl_ctx_set_verify_callback(void *ssl_ctx,

@@ -126,8 +126,20 @@ extension Transfer {
         // keeps libcurl from caching the store) for nothing.
         if !options.tls.verifiesPeer || options.tls.evaluator != nil { try easy.set(CURLOPT_SSL_VERIFYPEER, false) }
         if !options.tls.verifiesHost { try easy.set(CURLOPT_SSL_VERIFYHOST, 0) }
-        if let file = options.tls.caFile { try easy.set(CURLOPT_CAINFO, file) }
-        if let directory = options.tls.caDirectory { try easy.set(CURLOPT_CAPATH, directory) }
+        if options.tls.evaluator == nil, options.tls.verifiesPeer,
+           let store = HandshakeStore.current(file: options.tls.caFile, directory: options.tls.caDirectory) {
+            // Verified the standard way: one store of the anchors for every
+            // connection (`prepareTLSContext` hands it over) instead of
+            // libcurl's bundle parsed into each; libcurl loads no file and
+            // caches nothing of its own.
+            handshakeStore = store
+            try easy.set(CURLOPT_CAINFO, pointer: nil)
+            try easy.set(CURLOPT_CAPATH, pointer: nil)
+            try easy.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
+        } else {
+            if let file = options.tls.caFile { try easy.set(CURLOPT_CAINFO, file) }
+            if let directory = options.tls.caDirectory { try easy.set(CURLOPT_CAPATH, directory) }
+        }
         try configureClientIdentity()
     }
 

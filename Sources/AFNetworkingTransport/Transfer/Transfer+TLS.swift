@@ -30,6 +30,7 @@ extension Transfer {
             cafssl_ctx_set_verify_callback(sslContext, transferVerifyCallback, userdata)
             return true
         }
+        if let handshakeStore, cafssl_ctx_use_store(sslContext, handshakeStore.handle) != 1 { return false }
         var checks: Int32 = 0
         if options.tls.verifiesPeer { checks |= Int32(CAFSSL_FLOOR_CHECK_LEAF) }
         if options.tls.verifiesHost { checks |= Int32(CAFSSL_FLOOR_CHECK_NAMES) }

@@ -37,6 +37,9 @@ package final class Transfer: @unchecked Sendable {
     private var head = ResponseHead()
     /// The proxy this transfer goes through (nil: direct), decided in `configure()`.
     package internal(set) var proxy: ProxyEndpoint?
+    /// The system's anchors for a connection verified the standard way,
+    /// decided in `configure()` (nil: libcurl's own CA settings).
+    var handshakeStore: HandshakeStore?
     /// Whether the heads curl reports may still be a proxy's answers to
     /// CONNECT (an https request through an HTTP proxy, until the first
     /// origin head or a tunnel established).

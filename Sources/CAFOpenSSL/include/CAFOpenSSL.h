@@ -65,6 +65,12 @@ int cafssl_store_add_cert(struct x509_store_st *store, struct x509_st *cert);
 /* Frees a store; NULL is fine. */
 void cafssl_store_free(struct x509_store_st *store);
 
+/* Adds the certificates of a PEM bundle `file` and a hashed directory
+ * `directory` (either may be NULL) to `store`, as libcurl's CURLOPT_CAINFO
+ * and CURLOPT_CAPATH would. X509_STORE_load_file/_path take OpenSSL 3 types
+ * through this one call. Returns 1, or 0 when one could not be loaded. */
+int cafssl_store_load_locations(struct x509_store_st *store, const char *file, const char *directory);
+
 /* STACK_OF(X509) is a macro family Swift cannot call. */
 struct stack_st_X509 *cafssl_stack_new(void);
 
@@ -117,6 +123,12 @@ enum {
  * (CAFSSL_FLOOR_CHECK_*) on the leaf when OpenSSL's own verification runs.
  * Returns 1, or 0 when OpenSSL refused a setting. */
 int cafssl_ctx_apply_floor(void *ssl_ctx, int checks);
+
+/* SSL_CTX_set1_cert_store takes OpenSSL types this header does not import;
+ * the context comes from libcurl as a plain pointer. Gives the context a
+ * reference to `store` (one store shared by many connections instead of a
+ * CA bundle parsed into each). Returns 1, or 0 for a NULL argument. */
+int cafssl_ctx_use_store(void *ssl_ctx, struct x509_store_st *store);
 
 /* SSL_CTX_set_cert_verify_callback takes OpenSSL types this header does not
  * import; the context comes from libcurl as a plain pointer. The callback
