@@ -217,9 +217,10 @@ class Bench:
 
     def per_request(self, command, fresh_cache=True, env=None, primed=False):
         """(count(3,000) - count(1,000)) / 2,000 for `command` with COUNT
-        replaced. `primed`: cache hits — the entry is stored first, and the
-        median of three pairs is taken (how the hits interleave on the
-        operation queue's threads varies the count by ~10 %)."""
+        replaced. `primed`: cache hits — the entry is stored, and on disk,
+        before each pair (else a run's first request may store it, and the
+        archiving costs ~100M instructions), and the median of three pairs is
+        taken."""
         def count(n):
             return self.instructions([part if part != "COUNT" else str(n) for part in command], env=env)
         samples = []
@@ -227,8 +228,7 @@ class Bench:
             if fresh_cache:
                 shutil.rmtree(self.cache_home, ignore_errors=True)
             if primed:
-                subprocess.run([part if part != "COUNT" else "10" for part in command], env=env, check=True,
-                               capture_output=True, timeout=120)
+                subprocess.run([command[0], "prime-fresh", command[2]], env=env, check=True, capture_output=True, timeout=120)
             first = count(1000)
             samples.append((count(3000) - first) / 2000)
         return statistics.median(samples)

@@ -19,6 +19,7 @@ import FoundationNetworking
 //   afn-bench s5 URL UPLOAD_URL COUNT      (GET latency idle, then while a throttled upload runs)
 //   afn-bench s6 URL COUNT CONCURRENCY CA  (HTTPS, CA — a DER file — trusted through SecurityPolicy.additionalTrustedCertificates)
 //   afn-bench queue-scale URL COUNT        (memory per queued operation: COUNT handed to a suspended queue)
+//   afn-bench prime-fresh URL              (store URL's answer in URLCache.shared, on disk, for a run of hits)
 //   afn-bench prime-stale URL              (leave a stale entry for URL in URLCache.shared, as an earlier run would)
 //   afn-bench session-s1/s2/s3 …           (the session path: Session.swift)
 
@@ -252,6 +253,24 @@ func primeStaleEntry(_ url: URL) -> Int32 {
     return 0
 }
 
+/// Stores `url`'s answer in `URLCache.shared` through one request, and waits
+/// for the entry to reach the disk (corelibs writes it asynchronously): the
+/// next run's requests are all hits.
+func primeFreshEntry(_ url: URL) -> Int32 {
+    let operation = HTTPRequestOperation(request: URLRequest(url: url))
+    operation.completionQueue = callbacks
+    let done = DispatchSemaphore(value: 0)
+    operation.setCompletionBlockWithSuccess({ _, _ in done.signal() }, failure: { _, _ in done.signal() })
+    operation.start()
+    done.wait()
+    guard operation.error == nil else { return 1 }
+    let deadline = Date().addingTimeInterval(5)
+    while URLCache.shared.cachedResponse(for: URLRequest(url: url)) == nil && Date() < deadline { usleep(10_000) }
+    Thread.sleep(forTimeInterval: 0.5)
+    print("primed=1")
+    return 0
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let url = URL(string: arguments[2]) else {
     FileHandle.standardError.write(Data("usage: afn-bench s1 URL COUNT CONCURRENCY [bypass] | s2 URL COUNT [bypass] | s3 URL FILE | s4 URL FILE | s5 URL UPLOAD_URL COUNT | s6 URL COUNT CONCURRENCY CA | prime-stale URL | session-s1 URL COUNT CONCURRENCY | session-s2 URL COUNT | session-s3 URL FILE\n".utf8))
@@ -273,6 +292,8 @@ case "s6" where arguments.count >= 6:
     exit(tlsThroughput(url, count: Int(arguments[3]) ?? 10_000, concurrency: Int(arguments[4]) ?? 64, caFile: arguments[5]))
 case "queue-scale" where arguments.count >= 4:
     exit(queueScale(url, count: Int(arguments[3]) ?? 100_000))
+case "prime-fresh":
+    exit(primeFreshEntry(url))
 case "prime-stale":
     exit(primeStaleEntry(url))
 case "session-s1" where arguments.count >= 5:

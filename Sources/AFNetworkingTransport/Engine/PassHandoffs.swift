@@ -22,7 +22,7 @@ package enum PassHandoffs {
             queue.async(execute: block)
             return
         }
-        if let index = pending.firstIndex(where: { $0.queue === queue }), pending[index].blocks.count < maximumBatch {
+        if let index = pending.lastIndex(where: { $0.queue === queue }), pending[index].blocks.count < maximumBatch {
             pending[index].blocks.append(block)
         } else {
             pending.append((queue, [block]))
