@@ -22,43 +22,19 @@ import Synchronization
 open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     // @unchecked: every mutable field is inside `settings` (LockedState) or the driver.
 
-    /// What the caller configures.
+    /// What the caller configures. What every request reads is stored
+    /// inline; what most requests never set (`Rare`) sits in one shared,
+    /// copy-on-write box, so a queued operation carries one reference instead
+    /// of some 450 bytes of empty blocks and caps.
     struct Settings {
         var request: URLRequest
-        var credential: URLCredential?
-        var shouldUseCredentialStorage = true
         /// nil until set or read: the default policy is OpenSSL's own
         /// verification, which needs no object (most requests never make one).
         var securityPolicy: SecurityPolicy?
         var outputStream: OutputStream?
         var completionQueue: DispatchQueue?
         var completionGroup: DispatchGroup?
-        var userInfo: [AnyHashable: Any] = [:]
-        var uploadProgress: (@Sendable (Int, Int64, Int64) -> Void)?
-        var downloadProgress: (@Sendable (Int, Int64, Int64) -> Void)?
-        var authenticationChallenge: (@Sendable (URLConnectionOperation, URLAuthenticationChallenge) -> Void)?
-        var redirectResponse: (@Sendable (URLConnectionOperation, URLRequest, URLResponse?) -> URLRequest?)?
-        var cacheResponse: (@Sendable (URLConnectionOperation, CachedURLResponse) -> CachedURLResponse?)?
         var completionBlock: (@Sendable () -> Void)?
-        /// The partial file and sidecar of a restart-proof download, if this is one.
-        var resumableFile: ResumableFile?
-        var clientCertificate: ClientCertificate?
-        var timeoutIntervalForResource: TimeInterval = 0
-        var retryPolicy: RetryPolicy?
-        var requestInterceptor: (any RequestInterceptor)?
-        var logger: Logger?
-        /// Sees each response head as it arrives (`setHeadReceivedBlock`, for `afn -v`).
-        var headReceived: (@Sendable (ReceivedResponse) -> Void)?
-        /// `connectionProxyDictionary` (nil: the environment decides).
-        var proxies: ProxySetting?
-        /// Rate caps (0: none) and the download cap's budget, kept across hops.
-        var maximumDownloadBytesPerSecond: Int64 = 0
-        var maximumUploadBytesPerSecond: Int64 = 0
-        var downloadLimiter: TransferRateLimiter?
-        /// The caps of the `RequestGraph` running the operation: its shared
-        /// download budget and this operation's share of its upload cap.
-        var graphDownloadLimiter: TransferRateLimiter?
-        var graphUploadShare: Int64 = 0
         /// The queue that started the operation, if any, until it finishes:
         /// where its dependents are looked for when it is cancelled (see
         /// `DependencyLifetime`). Strong, not weak: a weak reference would move
@@ -71,6 +47,122 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         /// The tracer and parent context current when the operation was made
         /// (a graph puts its own span's context here); nil: no tracer.
         var trace: TraceOrigin?
+        private var rareBox = RareBox.unset
+
+        init(request: URLRequest) {
+            self.request = request
+        }
+
+        /// The settings few requests set.
+        struct Rare {
+            var credential: URLCredential?
+            var shouldUseCredentialStorage = true
+            var userInfo: [AnyHashable: Any] = [:]
+            var uploadProgress: (@Sendable (Int, Int64, Int64) -> Void)?
+            var downloadProgress: (@Sendable (Int, Int64, Int64) -> Void)?
+            var authenticationChallenge: (@Sendable (URLConnectionOperation, URLAuthenticationChallenge) -> Void)?
+            var redirectResponse: (@Sendable (URLConnectionOperation, URLRequest, URLResponse?) -> URLRequest?)?
+            var cacheResponse: (@Sendable (URLConnectionOperation, CachedURLResponse) -> CachedURLResponse?)?
+            /// The partial file and sidecar of a restart-proof download, if this is one.
+            var resumableFile: ResumableFile?
+            var clientCertificate: ClientCertificate?
+            var timeoutIntervalForResource: TimeInterval = 0
+            var retryPolicy: RetryPolicy?
+            var requestInterceptor: (any RequestInterceptor)?
+            var logger: Logger?
+            /// Sees each response head as it arrives (`setHeadReceivedBlock`, for `afn -v`).
+            var headReceived: (@Sendable (ReceivedResponse) -> Void)?
+            /// `connectionProxyDictionary` (nil: the environment decides).
+            var proxies: ProxySetting?
+            /// Rate caps (0: none) and the download cap's budget, kept across hops.
+            var maximumDownloadBytesPerSecond: Int64 = 0
+            var maximumUploadBytesPerSecond: Int64 = 0
+            var downloadLimiter: TransferRateLimiter?
+            /// The caps of the `RequestGraph` running the operation: its shared
+            /// download budget and this operation's share of its upload cap.
+            var graphDownloadLimiter: TransferRateLimiter?
+            var graphUploadShare: Int64 = 0
+        }
+
+        /// The box of `Rare` settings: immutable, so reading a field costs no
+        /// exclusivity check; a write puts a changed copy in a new box (the
+        /// shared `unset` box stands for "nothing set").
+        // @unchecked: immutable; like `Settings`, it is only read under the operation's settings lock or from a snapshot.
+        final class RareBox: @unchecked Sendable {
+            let value: Rare
+            init(_ value: Rare) { self.value = value }
+            static let unset = RareBox(Rare())
+        }
+
+        private mutating func changeRare(_ change: (inout Rare) -> Void) {
+            var value = rareBox.value
+            change(&value)
+            rareBox = RareBox(value)
+        }
+
+        var credential: URLCredential? {
+            get { rareBox.value.credential } set { changeRare { $0.credential = newValue } }
+        }
+        var shouldUseCredentialStorage: Bool {
+            get { rareBox.value.shouldUseCredentialStorage } set { changeRare { $0.shouldUseCredentialStorage = newValue } }
+        }
+        var userInfo: [AnyHashable: Any] {
+            get { rareBox.value.userInfo } set { changeRare { $0.userInfo = newValue } }
+        }
+        var uploadProgress: (@Sendable (Int, Int64, Int64) -> Void)? {
+            get { rareBox.value.uploadProgress } set { changeRare { $0.uploadProgress = newValue } }
+        }
+        var downloadProgress: (@Sendable (Int, Int64, Int64) -> Void)? {
+            get { rareBox.value.downloadProgress } set { changeRare { $0.downloadProgress = newValue } }
+        }
+        var authenticationChallenge: (@Sendable (URLConnectionOperation, URLAuthenticationChallenge) -> Void)? {
+            get { rareBox.value.authenticationChallenge } set { changeRare { $0.authenticationChallenge = newValue } }
+        }
+        var redirectResponse: (@Sendable (URLConnectionOperation, URLRequest, URLResponse?) -> URLRequest?)? {
+            get { rareBox.value.redirectResponse } set { changeRare { $0.redirectResponse = newValue } }
+        }
+        var cacheResponse: (@Sendable (URLConnectionOperation, CachedURLResponse) -> CachedURLResponse?)? {
+            get { rareBox.value.cacheResponse } set { changeRare { $0.cacheResponse = newValue } }
+        }
+        var resumableFile: ResumableFile? {
+            get { rareBox.value.resumableFile } set { changeRare { $0.resumableFile = newValue } }
+        }
+        var clientCertificate: ClientCertificate? {
+            get { rareBox.value.clientCertificate } set { changeRare { $0.clientCertificate = newValue } }
+        }
+        var timeoutIntervalForResource: TimeInterval {
+            get { rareBox.value.timeoutIntervalForResource } set { changeRare { $0.timeoutIntervalForResource = newValue } }
+        }
+        var retryPolicy: RetryPolicy? {
+            get { rareBox.value.retryPolicy } set { changeRare { $0.retryPolicy = newValue } }
+        }
+        var requestInterceptor: (any RequestInterceptor)? {
+            get { rareBox.value.requestInterceptor } set { changeRare { $0.requestInterceptor = newValue } }
+        }
+        var logger: Logger? {
+            get { rareBox.value.logger } set { changeRare { $0.logger = newValue } }
+        }
+        var headReceived: (@Sendable (ReceivedResponse) -> Void)? {
+            get { rareBox.value.headReceived } set { changeRare { $0.headReceived = newValue } }
+        }
+        var proxies: ProxySetting? {
+            get { rareBox.value.proxies } set { changeRare { $0.proxies = newValue } }
+        }
+        var maximumDownloadBytesPerSecond: Int64 {
+            get { rareBox.value.maximumDownloadBytesPerSecond } set { changeRare { $0.maximumDownloadBytesPerSecond = newValue } }
+        }
+        var maximumUploadBytesPerSecond: Int64 {
+            get { rareBox.value.maximumUploadBytesPerSecond } set { changeRare { $0.maximumUploadBytesPerSecond = newValue } }
+        }
+        var downloadLimiter: TransferRateLimiter? {
+            get { rareBox.value.downloadLimiter } set { changeRare { $0.downloadLimiter = newValue } }
+        }
+        var graphDownloadLimiter: TransferRateLimiter? {
+            get { rareBox.value.graphDownloadLimiter } set { changeRare { $0.graphDownloadLimiter = newValue } }
+        }
+        var graphUploadShare: Int64 {
+            get { rareBox.value.graphUploadShare } set { changeRare { $0.graphUploadShare = newValue } }
+        }
     }
 
     /// Runs the request's lifecycle.
