@@ -16,8 +16,9 @@ extension SecurityPolicy {
     var transferVerification: TLSVerification {
         var verification = TLSVerification()
         guard !isStandardVerification else { return verification }
-        // Kept by this policy first, so the snapshot (and every later one) carries it.
+        // Kept by this policy first, so the snapshot (and every later one) carries them.
         prepareExtendedStore()
+        _ = handshakeFingerprint
         // A snapshot: the caller may change the policy while the request runs.
         let snapshot = (copy() as? SecurityPolicy) ?? self
         // The evaluation runs on the network thread inside the handshake and
@@ -40,6 +41,15 @@ extension SecurityPolicy {
     var handshakeFingerprint: String {
         // One snapshot, so the fingerprint describes settings that existed together.
         let settings = self.settings
+        if let known = settings.fingerprint { return known }
+        let fingerprint = Self.fingerprint(of: settings, mode: sslPinningMode)
+        state.withLock { state in
+            if state.generation == settings.generation { state.fingerprint = fingerprint }
+        }
+        return fingerprint
+    }
+
+    private static func fingerprint(of settings: State, mode sslPinningMode: SSLPinningMode) -> String {
         var canonical = Data("\(sslPinningMode.rawValue)|\(settings.allowInvalidCertificates)|\(settings.validatesDomainName)|".utf8)
         for certificate in (settings.pinnedCertificates ?? []).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             canonical.append(contentsOf: PublicKeyPins.sha256(certificate) ?? certificate)

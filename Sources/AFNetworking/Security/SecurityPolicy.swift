@@ -16,19 +16,30 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     /// The settings and the pins derived from them, behind one lock, so an
     /// evaluation never sees pins that do not match the settings.
     struct State {
-        var pinnedCertificates: [Data]?
-        var pinnedPublicKeyHashes: Set<String> = []
-        var allowInvalidCertificates = false
-        var validatesDomainName = true
-        var additionalTrustedCertificates: [Data] = []
+        var pinnedCertificates: [Data]? { didSet { settingsChanged() } }
+        var pinnedPublicKeyHashes: Set<String> = [] { didSet { settingsChanged() } }
+        var allowInvalidCertificates = false { didSet { settingsChanged() } }
+        var validatesDomainName = true { didSet { settingsChanged() } }
+        var additionalTrustedCertificates: [Data] = [] { didSet { settingsChanged() } }
         /// The system store plus `additionalTrustedCertificates`, built on first use.
         var extendedStore: TrustStore?
         /// Parsed forms of the pins, rebuilt whenever either pin property changes.
         var pins = PinSnapshot()
+        /// `handshakeFingerprint` of these settings, once worked out (every
+        /// request's snapshot needs it; it hashes each certificate).
+        var fingerprint: String?
+        /// Counts changes of the settings: a fingerprint worked out from an
+        /// older snapshot is not kept.
+        var generation: UInt64 = 0
 
         /// Rebuilds `pins` from the two pin properties.
         mutating func rebuildPins() {
             pins = PinSnapshot(certificates: pinnedCertificates, hashes: pinnedPublicKeyHashes)
+        }
+
+        private mutating func settingsChanged() {
+            fingerprint = nil
+            generation &+= 1
         }
     }
 

@@ -50,4 +50,25 @@ final class SecurityPolicyTrustStoreSharingTests: XCTestCase {
         XCTAssertNil(verify(before).failure)
         XCTAssertNotNil(verify(after).failure)
     }
+
+    func testTheFingerprintIsWorkedOutOnceAndFollowsEveryChange() throws {
+        let policy = policy(anchors: [TestPKI.root])
+        let first = policy.handshakeFingerprint
+        XCTAssertEqual(policy.settings.fingerprint, first, "kept once worked out")
+        let snapshot = try XCTUnwrap((policy.transferVerification.evaluator as? HandshakeEvaluator)?.policy)
+        XCTAssertEqual(snapshot.settings.fingerprint, first, "a request's snapshot carries it")
+        var seen: Set<String> = [first]
+        policy.validatesDomainName = false
+        seen.insert(policy.handshakeFingerprint)
+        policy.allowInvalidCertificates = true
+        seen.insert(policy.handshakeFingerprint)
+        policy.pinnedCertificates = [TestPKI.root]
+        seen.insert(policy.handshakeFingerprint)
+        policy.pinnedPublicKeyHashes = [try XCTUnwrap(SecurityPolicy.publicKeyHash(forCertificate: TestPKI.root))]
+        seen.insert(policy.handshakeFingerprint)
+        policy.additionalTrustedCertificates = [TestPKI.unrelatedRoot]
+        seen.insert(policy.handshakeFingerprint)
+        XCTAssertEqual(seen.count, 6, "each change of a setting gives another fingerprint")
+        XCTAssertEqual(snapshot.handshakeFingerprint, first, "the snapshot keeps the settings it was taken with")
+    }
 }
