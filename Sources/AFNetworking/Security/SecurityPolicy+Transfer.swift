@@ -25,6 +25,7 @@ extension SecurityPolicy {
         // must not read the system trust store from disk there: load it now,
         // on the thread building the request (it is cached afterwards).
         _ = TrustStore.system()
+        // Again on the snapshot: anchors changed between the two calls leave it without a store.
         snapshot.prepareExtendedStore()
         verification.evaluator = HandshakeEvaluator(policy: snapshot)
         verification.partition = snapshot.handshakeFingerprint
