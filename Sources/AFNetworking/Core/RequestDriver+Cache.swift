@@ -8,18 +8,18 @@ import FoundationNetworking
 extension RequestDriver {
     /// Asks the cache about the request (off the network thread: the first
     /// question about a URL may read the disk) and tells the machine.
-    func lookUpCache(for request: URLRequest) {
+    func lookUpCache(token: UInt64, for request: URLRequest) {
         assert(!engine.isReportingThread, "storages, streams and files stay off the engine's thread")
         guard let frontend else { return }
         let environment = frontend.transferEnvironment(for: request.url)
         guard let cache = environment.cache else {
-            handle(.cacheLookupFinished(.load))
+            handle(.cacheLookupFinished(token: token, .load))
             return
         }
         let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
         let plan = CacheRules.plan(for: request, sent: { environment.requestAsSent(request) }, cache: cache, policyTag: tag,
                                    revalidatingWith: environment)
-        handle(.cacheLookupFinished(plan))
+        handle(.cacheLookupFinished(token: token, plan))
     }
 
     /// Stores the final response's cookies and updates the cache: refreshes

@@ -127,7 +127,7 @@ final class RequestDriver: @unchecked Sendable {
         case restoreFinished(TransferStateMachine.Outcome)
 
         // Reported by the driver's own effects:
-        case cacheLookupFinished(CacheRules.Plan)
+        case cacheLookupFinished(token: UInt64, CacheRules.Plan)
         case transferCouldNotStart(tag: UInt64, NSError)
         case transferCompleted(tag: UInt64, ReceivedResponse?, NSError?, TransferTimings?)
         case retryDue(token: UInt64)
@@ -351,8 +351,8 @@ final class RequestDriver: @unchecked Sendable {
             precondition(!core.machine.hasStarted, "an operation restored from an archive after it started")
             core.machine = TransferStateMachine(restoring: outcome, configuration: core.machine.configuration)
             return .none
-        case .cacheLookupFinished(let plan):
-            return core.machine.cacheLookupFinished(plan)
+        case .cacheLookupFinished(let token, let plan):
+            return core.machine.cacheLookupFinished(token: token, plan)
         case .transferCouldNotStart(let tag, let error):
             if !core.spans.isEmpty { core.spans.attemptEnded(tag: tag, status: nil, error: error) }
             return core.machine.transferCouldNotStart(tag, error: error)
@@ -375,8 +375,8 @@ final class RequestDriver: @unchecked Sendable {
         switch action {
         case .none, .abort, .suspendTransfer:
             break
-        case .lookUpCache(let request):
-            lookUpCache(for: request)
+        case .lookUpCache(let token, let request):
+            lookUpCache(token: token, for: request)
         case .startTransfer(let hop):
             startTransfer(hop)
         case .abortAndDeliver(_, let outcome), .deliver(let outcome):
@@ -474,6 +474,8 @@ final class RequestDriver: @unchecked Sendable {
     // MARK: - Queries
 
     var phase: TransferStateMachine.Phase { core.withLock { $0.machine.phase } }
+    /// The last question token the machine handed out (tests answer every one of them late).
+    var lastToken: UInt64 { core.withLock { $0.machine.nextToken } }
     var taskState: URLSessionTask.State { core.withLock { $0.machine.taskState } }
     /// The response to show now (the current hop's head, the last one, the outcome's).
     var currentResponse: TransferStateMachine.ResponseValue? { core.withLock { $0.machine.currentResponse } }

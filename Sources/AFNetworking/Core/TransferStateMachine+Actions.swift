@@ -8,8 +8,8 @@ import FoundationNetworking
 extension TransferStateMachine {
     enum Action {
         case none
-        /// Consult the cache for this request; report `cacheLookupFinished`.
-        case lookUpCache(URLRequest)
+        /// Consult the cache for this request; report `cacheLookupFinished(token:_:)`.
+        case lookUpCache(token: UInt64, URLRequest)
         /// Build and submit the transfer for a hop.
         case startTransfer(HopStart)
         /// Abort the transfer with this tag (pause): nothing else happens.

@@ -21,7 +21,7 @@ extension TransferStateMachine {
     /// stop at the redirect (it becomes the response, its body the output).
     mutating func redirectDecided(token: UInt64, _ next: URLRequest?) -> Action {
         guard case .awaitingFollowUp(var journey, let followUp) = state, followUp.token == token,
-              case .redirect = followUp.kind else { return .none }
+              case .redirect = followUp.kind else { return unexpected(.answer(token, .redirect)) }
         guard let next else {
             return offeringToRetrier(declineFollowUp(journey, hop: followUp.hop, response: followUp.response), journey: journey,
                                      hop: followUp.hop)
@@ -37,7 +37,7 @@ extension TransferStateMachine {
     /// The challenge decider's answer.
     mutating func challengeAnswered(token: UInt64, _ answer: ChallengeAnswer) -> Action {
         guard case .awaitingFollowUp(var journey, let followUp) = state, followUp.token == token,
-              case .challenge(let offer, let space, let forProxy) = followUp.kind else { return .none }
+              case .challenge(let offer, let space, let forProxy) = followUp.kind else { return unexpected(.answer(token, .challenge)) }
         let request = followUp.hop.request
         switch answer {
         case .cancel:

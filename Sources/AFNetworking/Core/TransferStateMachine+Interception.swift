@@ -81,7 +81,9 @@ extension TransferStateMachine {
     /// The interceptor's adapted request for the attempt named `token` (a
     /// stale token changes nothing). An error ends the request, nothing sent.
     mutating func adapted(token: UInt64, _ result: Result<URLRequest, NSError>) -> Action {
-        guard case .adapting(var journey, let attempt) = state, attempt.token == token else { return .none }
+        guard case .adapting(var journey, let attempt) = state, attempt.token == token else {
+            return unexpected(.answer(token, .adaptedRequest))
+        }
         switch result {
         case .failure(let error):
             return deliver(Outcome(failure: error, request: journey.request, journey: journey))
@@ -121,7 +123,9 @@ extension TransferStateMachine {
     /// The retrier's decision for the question named `token` (a stale token
     /// changes nothing).
     mutating func retryDecided(token: UInt64, _ decision: RetrierDecision) -> Action {
-        guard case .decidingRetry(var journey, let waiting, var failed) = state, waiting == token else { return .none }
+        guard case .decidingRetry(var journey, let waiting, var failed) = state, waiting == token else {
+            return unexpected(.answer(token, .retrierDecision))
+        }
         switch decision {
         case .doNotRetry(let error):
             if let error { failed.error = error }

@@ -47,7 +47,10 @@ extension TransferStateMachine {
     // MARK: - Head
 
     mutating func headReceived(_ tag: UInt64, _ response: ReceivedResponse) -> HeadAction {
-        guard case .running(var journey, var hop) = state, hop.tag == tag else { return .ignore }
+        guard case .running(var journey, var hop) = state, hop.tag == tag else {
+            _ = unexpected(.transferReport(tag))
+            return .ignore
+        }
         state = .modifying
         // A second head of the same hop (curl answering Digest's challenge
         // itself) replaces the first and whatever it held.
@@ -124,7 +127,10 @@ extension TransferStateMachine {
     // MARK: - Body
 
     mutating func bodyReceived(_ tag: UInt64, _ bytes: UnsafeRawBufferPointer) -> BodyAction {
-        guard case .running(var journey, var hop) = state, hop.tag == tag else { return .refuse }
+        guard case .running(var journey, var hop) = state, hop.tag == tag else {
+            _ = unexpected(.transferReport(tag))
+            return .refuse
+        }
         switch hop.route {
         case .discard:
             return .kept
@@ -190,10 +196,10 @@ extension TransferStateMachine {
             journey.output.memory = nil
             state = .awaitingFollowUp(journey, followUp)
             return kept
-        case .lookingUpCache(var journey):
+        case .lookingUpCache(var journey, let token):
             guard let kept = journey.output.memory else { return nil }
             journey.output.memory = nil
-            state = .lookingUpCache(journey)
+            state = .lookingUpCache(journey, token: token)
             return kept
         case .paused(var journey):
             guard let kept = journey.output.memory else { return nil }
@@ -284,7 +290,9 @@ extension TransferStateMachine {
     /// The adapter's timer for the retry with `token` fired: the journey's
     /// request goes out again (a stale token changes nothing).
     mutating func retryDue(token: UInt64) -> Action {
-        guard case .waitingToRetry(let journey, let waiting) = state, waiting == token else { return .none }
+        guard case .waitingToRetry(let journey, let waiting) = state, waiting == token else {
+            return unexpected(.answer(token, .retryTimer))
+        }
         if journey.interception != nil { return adapt(journey, consultsCache: false) }
         return startHop(journey, request: journey.request, credentials: nil, revalidates: false)
     }
@@ -295,7 +303,8 @@ extension TransferStateMachine {
     /// that decides the next hop. A failed attempt goes to the interceptor's
     /// retrier, when there is one, before it is delivered.
     mutating func transferCompleted(_ tag: UInt64, response: ReceivedResponse?, error: NSError?) -> Action {
-        guard case .running(let journey, let hop) = state, hop.tag == tag else { return .none }
+        guard case .running(let journey, let hop) = state, hop.tag == tag else { return unexpected(.transferReport(tag)) }
+        endedTag = tag
         return offeringToRetrier(completeHop(journey, hop, response: response, error: error), journey: journey, hop: hop)
     }
 

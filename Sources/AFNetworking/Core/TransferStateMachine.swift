@@ -11,9 +11,12 @@ import FoundationNetworking
 /// nothing of `Operation` or `URLSessionTask`: an adapter keeps it behind a
 /// lock, feeds it events, and performs the returned actions after unlocking.
 ///
-/// Every transfer it asks for carries a tag; a report from a transfer whose
-/// tag is not the current hop's (cancelled, paused, superseded) is ignored
-/// here, once, rather than by guards in each handler.
+/// Every transfer it asks for carries a tag and every question a token; a
+/// report or answer that is no longer current (cancelled, paused,
+/// superseded) is a named race ignored here, once, rather than by guards in
+/// each handler, and one that cannot happen — a tag or token never handed
+/// out, a report after its transfer's end, an answer of the wrong kind —
+/// traps with the event and the state (`TransferStateMachine+Unexpected.swift`).
 struct TransferStateMachine {
     /// Fixed for the machine's life.
     struct Configuration {
@@ -133,7 +136,8 @@ struct TransferStateMachine {
         case waiting(cancelled: Bool)
         /// Paused before it ever ran; `started` once something asked it to start.
         case pausedBeforeStart(started: Bool)
-        case lookingUpCache(Journey)
+        /// The cache is asked; `cacheLookupFinished(token:_:)` answers.
+        case lookingUpCache(Journey, token: UInt64)
         case running(Journey, Hop)
         case awaitingFollowUp(Journey, FollowUp)
         /// Paused after it ran: no transfer; `resume(with:)` continues the output.
@@ -165,8 +169,13 @@ struct TransferStateMachine {
 
     var state: State
     let configuration: Configuration
-    private var nextTag: UInt64 = 0
-    private var nextToken: UInt64 = 0
+    /// The last transfer tag handed out (tags count up from 1).
+    private(set) var nextTag: UInt64 = 0
+    /// The last question token handed out (tokens count up from 1).
+    private(set) var nextToken: UInt64 = 0
+    /// The tag of the last transfer whose end (completed, or could not
+    /// start) the machine took: the engine reports nothing after that.
+    var endedTag: UInt64 = 0
     /// The body stream an earlier hop handed to a transfer (consumed by it).
     private var sentBodyStream: ObjectIdentifier?
     /// Whether the data flow is stopped (a session task's `suspend()`); not a
@@ -231,9 +240,10 @@ struct TransferStateMachine {
             // It runs when resumed; the queue already counts it as started.
             state = .pausedBeforeStart(started: true)
             return .none
-        case .lookingUpCache, .running, .awaitingFollowUp, .paused, .waitingToRetry, .adapting, .decidingRetry, .delivering,
-             .completing, .finished:
-            return .none
+        case .lookingUpCache, .running, .awaitingFollowUp, .paused, .waitingToRetry, .adapting, .decidingRetry:
+            return tolerate(.redundantCall)
+        case .delivering, .completing, .finished:
+            return tolerate(.afterOutcome)
         case .modifying:
             preconditionFailure("start() while the state is being modified")
         }
@@ -249,17 +259,18 @@ struct TransferStateMachine {
     /// request may be answered from it, else straight to the network.
     mutating func beginAdapted(_ journey: Journey) -> Action {
         if configuration.consultsCache && CacheRules.mayConsultCache(for: journey.request) && CacheRules.mayAnswer(into: journey.output) {
-            state = .lookingUpCache(journey)
-            return .lookUpCache(journey.request)
+            let token = makeToken()
+            state = .lookingUpCache(journey, token: token)
+            return .lookUpCache(token: token, journey.request)
         }
         return startHop(journey, request: journey.request, credentials: nil, revalidates: false)
     }
 
-    /// What `URLCache` said about the journey's request.
-    mutating func cacheLookupFinished(_ plan: CacheRules.Plan) -> Action {
-        guard case .lookingUpCache(var journey) = state else {
+    /// What `URLCache` said about the journey's request (the lookup named `token`).
+    mutating func cacheLookupFinished(token: UInt64, _ plan: CacheRules.Plan) -> Action {
+        guard case .lookingUpCache(var journey, let asked) = state, asked == token else {
             // Cancelled or paused while the cache was consulted: moot.
-            return .none
+            return unexpected(.answer(token, .cacheLookup))
         }
         switch plan {
         case .load:
@@ -293,7 +304,8 @@ struct TransferStateMachine {
 
     /// The adapter could not build or submit the transfer for `tag`.
     mutating func transferCouldNotStart(_ tag: UInt64, error: NSError) -> Action {
-        guard case .running(let journey, let hop) = state, hop.tag == tag else { return .none }
+        guard case .running(let journey, let hop) = state, hop.tag == tag else { return unexpected(.transferReport(tag)) }
+        endedTag = tag
         return offeringToRetrier(deliver(Outcome(failure: error, request: hop.request, journey: journey)), journey: journey, hop: hop)
     }
 
@@ -319,7 +331,7 @@ struct TransferStateMachine {
         case .pausedBeforeStart(started: true):
             // Its queue already started it and waits for it to finish.
             return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
-        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _),
+        case .lookingUpCache(let journey, _), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _),
              .decidingRetry(let journey, _, _):
             // An answer still to come from the interceptor finds another state: ignored.
             return deliver(Outcome(failure: Self.cancellationError(for: journey.request), request: journey.request, journey: journey))
@@ -334,8 +346,10 @@ struct TransferStateMachine {
                                   journey: journey)
             _ = deliver(outcome)
             return .abortAndDeliver(tag: hop.tag, outcome)
-        case .waiting(cancelled: true), .delivering, .completing, .finished:
-            return .none
+        case .waiting(cancelled: true):
+            return tolerate(.redundantCall)
+        case .delivering, .completing, .finished:
+            return tolerate(.afterOutcome)
         case .modifying:
             preconditionFailure("cancel() while the state is being modified")
         }
@@ -345,7 +359,7 @@ struct TransferStateMachine {
     /// request ends with `error`, whatever it is doing.
     mutating func fail(_ error: NSError) -> Action {
         switch state {
-        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _),
+        case .lookingUpCache(let journey, _), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _),
              .decidingRetry(let journey, _, _):
             return deliver(Outcome(failure: error, request: journey.request, journey: journey))
         case .awaitingFollowUp(let journey, let followUp):
@@ -354,8 +368,11 @@ struct TransferStateMachine {
             let outcome = Outcome(failure: error, response: hop.response.map(ResponseValue.received), request: hop.request, journey: journey)
             _ = deliver(outcome)
             return .abortAndDeliver(tag: hop.tag, outcome)
-        case .waiting, .pausedBeforeStart, .delivering, .completing, .finished:
-            return .none
+        case .waiting, .pausedBeforeStart:
+            return tolerate(.failureBeforeStart)
+        case .delivering, .completing, .finished:
+            // A writer's failure or the budget's timer raced the outcome.
+            return tolerate(.afterOutcome)
         case .modifying:
             preconditionFailure("fail() while the state is being modified")
         }
@@ -365,7 +382,7 @@ struct TransferStateMachine {
     /// `suspend()`): a running transfer keeps its connection and position; a
     /// hop started while suspended starts stopped.
     mutating func suspend() -> Action {
-        guard !isSuspended else { return .none }
+        guard !isSuspended else { return tolerate(.redundantCall) }
         isSuspended = true
         if case .running(_, let hop) = state { return .suspendTransfer(tag: hop.tag, true) }
         return .none
@@ -373,7 +390,7 @@ struct TransferStateMachine {
 
     /// Lets the data flow again after `suspend()`.
     mutating func unsuspend() -> Action {
-        guard isSuspended else { return .none }
+        guard isSuspended else { return tolerate(.redundantCall) }
         isSuspended = false
         if case .running(_, let hop) = state { return .suspendTransfer(tag: hop.tag, false) }
         return .none
@@ -385,7 +402,7 @@ struct TransferStateMachine {
         case .waiting(cancelled: false):
             state = .pausedBeforeStart(started: false)
             return .none
-        case .lookingUpCache(let journey), .awaitingFollowUp(let journey, _), .waitingToRetry(let journey, _),
+        case .lookingUpCache(let journey, _), .awaitingFollowUp(let journey, _), .waitingToRetry(let journey, _),
              .adapting(let journey, _), .decidingRetry(let journey, _, _):
             // Resumed, it adapts again (a pending interceptor answer is ignored).
             state = .paused(journey.pausing())
@@ -393,8 +410,10 @@ struct TransferStateMachine {
         case .running(let journey, let hop):
             state = .paused(journey.pausing(during: hop))
             return .abort(tag: hop.tag)
-        case .waiting(cancelled: true), .pausedBeforeStart, .paused, .delivering, .completing, .finished:
-            return .none
+        case .waiting(cancelled: true), .pausedBeforeStart, .paused:
+            return tolerate(.redundantCall)
+        case .delivering, .completing, .finished:
+            return tolerate(.afterOutcome)
         case .modifying:
             preconditionFailure("pause() while the state is being modified")
         }
@@ -426,9 +445,10 @@ struct TransferStateMachine {
             }
             state = .waiting(cancelled: false)
             return begin(journey)
-        case .waiting, .lookingUpCache, .running, .awaitingFollowUp, .waitingToRetry, .adapting, .decidingRetry, .delivering,
-             .completing, .finished:
-            return .none
+        case .waiting, .lookingUpCache, .running, .awaitingFollowUp, .waitingToRetry, .adapting, .decidingRetry:
+            return tolerate(.redundantCall)
+        case .delivering, .completing, .finished:
+            return tolerate(.afterOutcome)
         case .modifying:
             preconditionFailure("resume() while the state is being modified")
         }
@@ -437,7 +457,7 @@ struct TransferStateMachine {
     /// Bytes of the entity in the output (what a ranged resume skips).
     var entityBytesInOutput: Int64 {
         switch state {
-        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey),
+        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey, _),
              .waitingToRetry(let journey, _), .adapting(let journey, _), .decidingRetry(let journey, _, _):
             return journey.output.entityBytes
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome):
@@ -503,7 +523,7 @@ struct TransferStateMachine {
         case .awaitingFollowUp(let journey, let followUp):
             // While a proxy's 407 to CONNECT is being answered, the origin has said nothing yet.
             return followUp.response.isTunnelRefusal ? journey.lastResponse : .received(followUp.response)
-        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _):
+        case .lookingUpCache(let journey, _), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _):
             return journey.lastResponse
         case .decidingRetry(_, _, let failed): return failed.response
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome.response
@@ -517,7 +537,7 @@ struct TransferStateMachine {
         switch state {
         case .running(_, let hop): return hop.request
         case .awaitingFollowUp(_, let followUp): return followUp.hop.request
-        case .lookingUpCache(let journey), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _),
+        case .lookingUpCache(let journey, _), .paused(let journey), .waitingToRetry(let journey, _), .adapting(let journey, _),
              .decidingRetry(let journey, _, _):
             return journey.request
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome): return outcome.finalRequest ?? outcome.originalRequest
@@ -528,7 +548,7 @@ struct TransferStateMachine {
     /// The entity's full length as the current response announced it (-1 when unknown).
     var expectedEntityLength: Int64 {
         switch state {
-        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey),
+        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey, _),
              .waitingToRetry(let journey, _), .adapting(let journey, _), .decidingRetry(let journey, _, _):
             return journey.output.expectedLength
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome):

