@@ -17,8 +17,12 @@ extension RequestDriver {
             return
         }
         let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
+        // A stale-while-revalidate request goes with this request's settings.
+        let revalidate = { (revalidation: URLRequest, stored: CachedURLResponse, key: String) in
+            StaleRevalidation.start(revalidation, stored: stored, key: key, cache: cache, policyTag: tag, environment: environment)
+        }
         let plan = CacheRules.plan(for: request, sent: { environment.requestAsSent(request) }, cache: cache, policyTag: tag,
-                                   revalidatingWith: environment)
+                                   revalidateInBackground: revalidate)
         handle(.cacheLookupFinished(token: token, plan))
     }
 

@@ -69,19 +69,3 @@ public struct TransferMetrics: Sendable, Equatable, CustomStringConvertible {
         return parts.joined(separator: " ")
     }
 }
-
-extension URLConnectionOperation {
-    /// What libcurl measured for the final hop, once the outcome is known —
-    /// in the success and failure blocks already (nil before, and for an
-    /// answer served from the cache).
-    public var metrics: TransferMetrics? { driver.finishedMetrics }
-}
-
-extension URLSessionTask {
-    /// What libcurl measured for the final hop of a session manager's task,
-    /// once its outcome is known — in its completion handler already (nil for
-    /// other tasks, and for cached answers).
-    public var transferMetrics: TransferMetrics? {
-        (self as? ManagedSessionTask)?.driver.requestDriver.finishedMetrics
-    }
-}

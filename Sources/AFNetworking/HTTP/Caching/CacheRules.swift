@@ -60,11 +60,14 @@ enum CacheRules {
     /// the request as it would go out (with its cookies), for the fields a
     /// stored response varies on; asked only then (it reads the cookie
     /// storage). Off the network thread: the first question about a URL may
-    /// read the disk. `environment`: the settings a background revalidation
-    /// (`stale-while-revalidate`) is sent with; nil: none is sent, a stale
-    /// answer is revalidated before it is used.
+    /// read the disk. `revalidateInBackground`: starts a background
+    /// revalidation (`stale-while-revalidate`) of the stored entry — the
+    /// conditional request, the stored response, the cache key — while the
+    /// stale answer is used; nil: none is sent, a stale answer is revalidated
+    /// before it is used.
     static func plan(for request: URLRequest, sent: (() -> URLRequest)? = nil, cache: URLCache, policyTag: String,
-                     now: Date = Date(), revalidatingWith environment: TransferEnvironment? = nil) -> Plan {
+                     now: Date = Date(),
+                     revalidateInBackground: ((_ request: URLRequest, _ stored: CachedURLResponse, _ key: String) -> Void)? = nil) -> Plan {
         let range = request.value(forHTTPHeaderField: "Range")
         guard mayConsultCache(for: request, range: range), let key = request.url?.absoluteString else { return .load }
         var asked = RequestDirectives(request)
@@ -117,11 +120,10 @@ enum CacheRules {
             // it is (RFC 9111 §4), not made conditional — a 304 would
             // confirm the whole entity, not answer the range.
             if ranged { return .load }
-            if let environment, asked.permitsStaleWhileRevalidate(entry.freshness, age: age) {
+            if let revalidateInBackground, asked.permitsStaleWhileRevalidate(entry.freshness, age: age) {
                 // RFC 5861 §3: the stored answer now, the server asked behind it.
                 let revalidation = conditionalRequest(request, validating: entry.freshness) ?? request
-                StaleRevalidation.start(revalidation, stored: entry.cached, key: key, cache: cache, policyTag: policyTag,
-                                        environment: environment)
+                revalidateInBackground(revalidation, entry.cached, key)
                 return .useCached(entry.hit(age: age))
             }
             if let conditional = conditionalRequest(request, validating: entry.freshness) { return .revalidate(entry.cached, conditional) }

@@ -3,6 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
+// In Core, not HTTP/Caching: the one cache rule that reads the transfer
+// machine's output (HTTP uses no Core type; see LayeringTests).
 extension CacheRules {
     /// Whether a request whose output is `output` may be answered from the
     /// cache: only while the output is empty. An answer from the cache is
