@@ -16,42 +16,39 @@ import FoundationNetworking
 extension HTTPRequestOperationManager {
     /// GET; returns the response and the response serializer's object.
     public func get(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation(try verbRequest("GET", URLString, parameters)).value
+        try await awaitOperation(try verbRequest("GET", URLString, .untyped(parameters), nil)).value
     }
 
     /// HEAD; returns the response.
     public func head(_ URLString: String, parameters: Any? = nil) async throws -> HTTPURLResponse {
-        try await awaitOperation(try verbRequest("HEAD", URLString, parameters)).value.response
+        try await awaitOperation(try verbRequest("HEAD", URLString, .untyped(parameters), nil)).value.response
     }
 
     /// POST with form-encoded (or the serializer's) parameters.
     public func post(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation(try verbRequest("POST", URLString, parameters)).value
+        try await awaitOperation(try verbRequest("POST", URLString, .untyped(parameters), nil)).value
     }
 
     /// A multipart POST; an error `block` throws fails the call before anything is sent.
     public func post(_ URLString: String, parameters: [String: Any]? = nil,
                      constructingBodyWith block: @escaping @Sendable (MultipartFormData) throws -> Void)
         async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        let request = try requestSerializer.multipartFormRequest(withMethod: "POST", urlString: try absoluteString(for: URLString),
-                                                                 parameters: requestSerializer.formFields(from: parameters),
-                                                                 constructingBodyWith: block)
-        return try await awaitOperation(request).value
+        try await awaitOperation(try verbRequest("POST", URLString, .multipart(fields: parameters, block: block), nil)).value
     }
 
     /// PUT.
     public func put(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation(try verbRequest("PUT", URLString, parameters)).value
+        try await awaitOperation(try verbRequest("PUT", URLString, .untyped(parameters), nil)).value
     }
 
     /// PATCH.
     public func patch(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation(try verbRequest("PATCH", URLString, parameters)).value
+        try await awaitOperation(try verbRequest("PATCH", URLString, .untyped(parameters), nil)).value
     }
 
     /// DELETE.
     public func delete(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitOperation(try verbRequest("DELETE", URLString, parameters)).value
+        try await awaitOperation(try verbRequest("DELETE", URLString, .untyped(parameters), nil)).value
     }
 
     // MARK: - Decodable
@@ -60,51 +57,44 @@ extension HTTPRequestOperationManager {
     /// serializer's validation of status code and content type still applies).
     public func get<T: Decodable>(_ URLString: String, parameters: Any? = nil, as type: T.Type,
                                   decoder: JSONDecoder = JSONDecoder()) async throws -> sending T {
-        try await decoding(type, decoder, try verbRequest("GET", URLString, parameters))
+        try await decoding(type, decoder, try verbRequest("GET", URLString, .untyped(parameters), nil))
     }
 
     /// POST, the body decoded as `type`.
     public func post<T: Decodable>(_ URLString: String, parameters: Any? = nil, as type: T.Type,
                                    decoder: JSONDecoder = JSONDecoder()) async throws -> sending T {
-        try await decoding(type, decoder, try verbRequest("POST", URLString, parameters))
+        try await decoding(type, decoder, try verbRequest("POST", URLString, .untyped(parameters), nil))
     }
 
     /// PUT, the body decoded as `type`.
     public func put<T: Decodable>(_ URLString: String, parameters: Any? = nil, as type: T.Type,
                                   decoder: JSONDecoder = JSONDecoder()) async throws -> sending T {
-        try await decoding(type, decoder, try verbRequest("PUT", URLString, parameters))
+        try await decoding(type, decoder, try verbRequest("PUT", URLString, .untyped(parameters), nil))
     }
 
     /// PATCH, the body decoded as `type`.
     public func patch<T: Decodable>(_ URLString: String, parameters: Any? = nil, as type: T.Type,
                                     decoder: JSONDecoder = JSONDecoder()) async throws -> sending T {
-        try await decoding(type, decoder, try verbRequest("PATCH", URLString, parameters))
+        try await decoding(type, decoder, try verbRequest("PATCH", URLString, .untyped(parameters), nil))
     }
 
     /// DELETE, the body decoded as `type`.
     public func delete<T: Decodable>(_ URLString: String, parameters: Any? = nil, as type: T.Type,
                                      decoder: JSONDecoder = JSONDecoder()) async throws -> sending T {
-        try await decoding(type, decoder, try verbRequest("DELETE", URLString, parameters))
+        try await decoding(type, decoder, try verbRequest("DELETE", URLString, .untyped(parameters), nil))
     }
 
     // MARK: - Helpers
 
     typealias Reply = Handover<(response: HTTPURLResponse, responseObject: Any?)>
 
-    /// The request a callback verb builds; a request that cannot be built is
-    /// thrown here, in the awaiting task (the callback verb queues it to the
-    /// failure block on the completion queue).
-    private func verbRequest(_ method: String, _ URLString: String, _ parameters: Any?) throws -> URLRequest {
-        try requestSerializer.request(withMethod: method, urlString: try absoluteString(for: URLString), parameters: parameters)
-    }
-
     /// Enqueues an operation for `request` and waits until it has finished.
     private func finishedOperation(_ request: URLRequest) async throws -> HTTPRequestOperation {
         try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<HTTPRequestOperation>, Error>) -> Void)
             -> (@Sendable () -> Void)? in
-            let operation = httpRequestOperation(with: request, success: nil, failure: nil)
-            operation.whenResolved { finish(.success(Handover(value: operation))) }
-            operationQueue.addOperation(operation)
+            let operation = enqueue(request, success: nil, failure: nil) { operation in
+                operation.whenResolved { finish(.success(Handover(value: operation))) }
+            }
             return { operation.cancel() }
         }.value
     }

@@ -31,13 +31,7 @@ extension HTTPRequestOperationManager {
     public func post(_ URLString: String, parameters: [String: Any]? = nil, headers: [String: String]?,
                      constructingBodyWith block: @escaping @Sendable (MultipartFormData) throws -> Void)
         async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        let absolute = try absoluteString(for: URLString)
-        try HeaderFieldValidation.check(headers, url: URL(string: absolute))
-        var request = try requestSerializer.multipartFormRequest(withMethod: "POST", urlString: absolute,
-                                                                 parameters: requestSerializer.formFields(from: parameters),
-                                                                 constructingBodyWith: block)
-        VerbRequest.apply(headers, to: &request)
-        return try await awaitOperation(request).value
+try await awaitOperation(try verbRequest("POST", URLString, .multipart(fields: parameters, block: block), headers)).value
     }
 
     /// PUT with per-call header fields; returns the response and the response serializer's object.

@@ -16,10 +16,10 @@ extension HTTPRequestOperationManager {
         let request = try verbRequest("GET", URLString, .untyped(parameters), headers)
         let handover = try await AsyncBridge.request {
             (finish: @escaping @Sendable (Result<Handover<(ResponseBytes, URLResponse)>, Error>) -> Void) -> (@Sendable () -> Void)? in
-            let operation = httpRequestOperation(with: request, success: nil, failure: nil)
-            let bytes = operation.makeResponseBytes()
-            bytes.whenHeadArrives { head in finish(head.map { Handover(value: (bytes, $0)) }.mapError { $0 }) }
-            operationQueue.addOperation(operation)
+            let operation = enqueue(request, success: nil, failure: nil) { operation in
+                let bytes = operation.makeResponseBytes()
+                bytes.whenHeadArrives { head in finish(head.map { Handover(value: (bytes, $0)) }.mapError { $0 }) }
+            }
             return { operation.cancel() }
         }
         let (bytes, response) = handover.value

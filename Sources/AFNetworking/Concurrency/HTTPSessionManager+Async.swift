@@ -17,44 +17,41 @@ import FoundationNetworking
 extension HTTPSessionManager {
     /// GET; returns the response and the response serializer's object.
     public func get(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask(try verbRequest("GET", URLString, parameters)).value
+        try await awaitTask(try verbRequest("GET", URLString, .untyped(parameters), nil)).value
     }
 
     /// HEAD; returns the response.
     public func head(_ URLString: String, parameters: Any? = nil) async throws -> HTTPURLResponse {
-        try await awaitTask(try verbRequest("HEAD", URLString, parameters)).value.response
+        try await awaitTask(try verbRequest("HEAD", URLString, .untyped(parameters), nil)).value.response
     }
 
     /// POST with form-encoded (or the serializer's) parameters.
     public func post(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask(try verbRequest("POST", URLString, parameters)).value
+        try await awaitTask(try verbRequest("POST", URLString, .untyped(parameters), nil)).value
     }
 
     /// A multipart POST; an error `block` throws fails the call before anything is sent.
     public func post(_ URLString: String, parameters: [String: Any]? = nil,
                      constructingBodyWith block: @escaping @Sendable (MultipartFormData) throws -> Void)
         async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        let request = try requestSerializer.multipartFormRequest(withMethod: "POST",
-                                                                 urlString: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
-                                                                 parameters: requestSerializer.formFields(from: parameters),
-                                                                 constructingBodyWith: block)
+        let request = try verbRequest("POST", URLString, .multipart(fields: parameters, block: block), nil)
         // Streamed from an upload task, as the callback verb does.
         return try await awaitTask(request, streamed: true).value
     }
 
     /// PUT.
     public func put(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask(try verbRequest("PUT", URLString, parameters)).value
+        try await awaitTask(try verbRequest("PUT", URLString, .untyped(parameters), nil)).value
     }
 
     /// PATCH.
     public func patch(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask(try verbRequest("PATCH", URLString, parameters)).value
+        try await awaitTask(try verbRequest("PATCH", URLString, .untyped(parameters), nil)).value
     }
 
     /// DELETE.
     public func delete(_ URLString: String, parameters: Any? = nil) async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        try await awaitTask(try verbRequest("DELETE", URLString, parameters)).value
+        try await awaitTask(try verbRequest("DELETE", URLString, .untyped(parameters), nil)).value
     }
 
     // MARK: - Decodable
@@ -94,14 +91,9 @@ extension HTTPSessionManager {
 
     typealias Reply = Handover<(response: HTTPURLResponse, responseObject: Any?)>
 
-    /// The request a callback verb builds; a request that cannot be built is
-    /// thrown here, in the awaiting task (the callback verb queues it to the
-    /// failure block on the completion queue).
-    private func verbRequest(_ method: String, _ URLString: String, _ parameters: Any?) throws -> URLRequest {
-        try requestSerializer.request(withMethod: method, urlString: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
-                                      parameters: parameters)
-    }
-
+    /// The one way an `async` verb is sent: runs the task for `request` (an
+    /// upload task streaming the body when `streamed`, as the callback verb's
+    /// multipart POST) and hands over (response, object), or throws its error.
     func awaitTask(_ request: URLRequest, streamed: Bool = false) async throws -> Reply {
         try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Reply, Error>) -> Void) -> (@Sendable () -> Void)? in
             let completion = SessionTaskCompletion.serialized { response, object, error in
@@ -123,7 +115,7 @@ extension HTTPSessionManager {
     /// raw body, validates it with the response serializer and decodes it.
     private func decoding<T: Decodable>(_ method: String, _ URLString: String, _ parameters: Any?, _ type: T.Type,
                                         _ decoder: JSONDecoder) async throws -> sending T {
-        try await decoding(try verbRequest(method, URLString, parameters), type, decoder)
+        try await decoding(try verbRequest(method, URLString, .untyped(parameters), nil), type, decoder)
     }
 
     /// Runs a task for a built `request` that hands over the raw body,

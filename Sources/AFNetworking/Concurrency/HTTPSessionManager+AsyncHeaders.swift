@@ -31,7 +31,7 @@ extension HTTPSessionManager {
     public func post(_ URLString: String, parameters: [String: Any]? = nil, headers: [String: String]?,
                      constructingBodyWith block: @escaping @Sendable (MultipartFormData) throws -> Void)
         async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-        let request = try multipartRequest(URLString, parameters: parameters, headers: headers, block: block)
+        let request = try verbRequest("POST", URLString, .multipart(fields: parameters, block: block), headers)
         // Streamed from an upload task, as the callback verb does.
         return try await awaitTask(request, streamed: true).value
     }

@@ -41,20 +41,7 @@ extension HTTPRequestOperationManager {
                      constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
                      success: HTTPRequestOperation.SuccessBlock?,
                      failure: FailureBlock?) -> HTTPRequestOperation? {
-        let request: URLRequest
-        do {
-            let absolute = try absoluteString(for: URLString)
-            try HeaderFieldValidation.check(headers, url: URL(string: absolute))
-            var built = try requestSerializer.multipartFormRequest(withMethod: "POST", urlString: absolute,
-                                                                   parameters: requestSerializer.formFields(from: parameters),
-                                                                   constructingBodyWith: block)
-            VerbRequest.apply(headers, to: &built)
-            request = built
-        } catch {
-            reportFailure(error, to: failure)
-            return nil
-        }
-        return enqueue(request, success: success, failure: failure)
+        enqueue(method: "POST", URLString, .multipart(fields: parameters, block: block), headers, success, failure)
     }
 
     /// PUT with per-call header fields.
@@ -84,15 +71,13 @@ extension HTTPRequestOperationManager {
     /// Builds the request (a failure goes to `failure(nil, error)`) and enqueues its operation.
     func enqueue(method: String, _ URLString: String, _ parameters: VerbParameters, _ headers: [String: String]?,
                  _ success: HTTPRequestOperation.SuccessBlock?, _ failure: FailureBlock?) -> HTTPRequestOperation? {
-        guard let operation = unenqueuedOperation(method, URLString, parameters, headers, success, failure) else { return nil }
-        operationQueue.addOperation(operation)
-        return operation
-    }
-
-    /// The request a verb with per-call headers or `Encodable` parameters sends.
-    func verbRequest(_ method: String, _ URLString: String, _ parameters: VerbParameters,
-                     _ headers: [String: String]?) throws -> URLRequest {
-        try VerbRequest.build(requestSerializer, method: method, absoluteURL: try absoluteString(for: URLString),
-                              parameters: parameters, headers: headers)
+        let request: URLRequest
+        do {
+            request = try verbRequest(method, URLString, parameters, headers)
+        } catch {
+            reportFailure(error, to: failure)
+            return nil
+        }
+        return enqueue(request, success: success, failure: failure)
     }
 }

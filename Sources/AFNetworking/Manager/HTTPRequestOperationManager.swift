@@ -153,7 +153,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     open func get(_ URLString: String, parameters: Any?,
                   success: HTTPRequestOperation.SuccessBlock?,
                   failure: FailureBlock?) -> HTTPRequestOperation? {
-        enqueue(method: "GET", URLString, parameters: parameters, success: success, failure: failure)
+        enqueue(method: "GET", URLString, .untyped(parameters), nil, success, failure)
     }
 
     /// HEAD: the success block gets the operation only (there is no body).
@@ -161,8 +161,8 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     open func head(_ URLString: String, parameters: Any?,
                    success: (@Sendable (HTTPRequestOperation) -> Void)?,
                    failure: FailureBlock?) -> HTTPRequestOperation? {
-        enqueue(method: "HEAD", URLString, parameters: parameters,
-                success: success.map { block in { @Sendable operation, _ in block(operation) } }, failure: failure)
+        enqueue(method: "HEAD", URLString, .untyped(parameters), nil,
+                success.map { block in { @Sendable operation, _ in block(operation) } }, failure)
     }
 
     /// POST: parameters go in the body (the serializer's encoding).
@@ -170,7 +170,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     open func post(_ URLString: String, parameters: Any?,
                    success: HTTPRequestOperation.SuccessBlock?,
                    failure: FailureBlock?) -> HTTPRequestOperation? {
-        enqueue(method: "POST", URLString, parameters: parameters, success: success, failure: failure)
+        enqueue(method: "POST", URLString, .untyped(parameters), nil, success, failure)
     }
 
     /// A multipart POST: `parameters` become form fields, `block` appends parts.
@@ -181,16 +181,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
                    constructingBodyWith block: (@Sendable (MultipartFormData) throws -> Void)?,
                    success: HTTPRequestOperation.SuccessBlock?,
                    failure: FailureBlock?) -> HTTPRequestOperation? {
-        let request: URLRequest
-        do {
-            request = try requestSerializer.multipartFormRequest(withMethod: "POST", urlString: try absoluteString(for: URLString),
-                                                                 parameters: requestSerializer.formFields(from: parameters),
-                                                                 constructingBodyWith: block)
-        } catch {
-            reportFailure(error, to: failure)
-            return nil
-        }
-        return enqueue(request, success: success, failure: failure)
+        enqueue(method: "POST", URLString, .multipart(fields: parameters, block: block), nil, success, failure)
     }
 
     /// PUT.
@@ -198,7 +189,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     open func put(_ URLString: String, parameters: Any?,
                   success: HTTPRequestOperation.SuccessBlock?,
                   failure: FailureBlock?) -> HTTPRequestOperation? {
-        enqueue(method: "PUT", URLString, parameters: parameters, success: success, failure: failure)
+        enqueue(method: "PUT", URLString, .untyped(parameters), nil, success, failure)
     }
 
     /// PATCH.
@@ -206,7 +197,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     open func patch(_ URLString: String, parameters: Any?,
                     success: HTTPRequestOperation.SuccessBlock?,
                     failure: FailureBlock?) -> HTTPRequestOperation? {
-        enqueue(method: "PATCH", URLString, parameters: parameters, success: success, failure: failure)
+        enqueue(method: "PATCH", URLString, .untyped(parameters), nil, success, failure)
     }
 
     /// DELETE: parameters go in the query string (the serializer's rule).
@@ -214,7 +205,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     open func delete(_ URLString: String, parameters: Any?,
                      success: HTTPRequestOperation.SuccessBlock?,
                      failure: FailureBlock?) -> HTTPRequestOperation? {
-        enqueue(method: "DELETE", URLString, parameters: parameters, success: success, failure: failure)
+        enqueue(method: "DELETE", URLString, .untyped(parameters), nil, success, failure)
     }
 
     // MARK: - AFNetworking 2.x spellings
@@ -299,29 +290,16 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
 
     // MARK: - Helpers
 
-    private func enqueue(method: String, _ URLString: String, parameters: Any?,
-                         success: HTTPRequestOperation.SuccessBlock?,
-                         failure: FailureBlock?) -> HTTPRequestOperation? {
-        let request: URLRequest
-        do {
-            request = try requestSerializer.request(withMethod: method, urlString: try absoluteString(for: URLString), parameters: parameters)
-        } catch {
-            reportFailure(error, to: failure)
-            return nil
-        }
-        return enqueue(request, success: success, failure: failure)
-    }
-
-    func enqueue(_ request: URLRequest, success: HTTPRequestOperation.SuccessBlock?,
-                         failure: FailureBlock?) -> HTTPRequestOperation {
+    /// The one way a verb's request is sent: its operation, made by the
+    /// overridable `httpRequestOperation(with:success:failure:)`, `prepare`d
+    /// (a waiting task's hook, a streamed body), then added to `operationQueue`.
+    func enqueue(_ request: URLRequest, success: HTTPRequestOperation.SuccessBlock?, failure: FailureBlock?,
+                 prepare: (HTTPRequestOperation) -> Void = { _ in }) -> HTTPRequestOperation {
         let operation = httpRequestOperation(with: request, success: success,
                                              failure: failure.map { block in { @Sendable operation, error in block(operation, error) } })
+        prepare(operation)
         operationQueue.addOperation(operation)
         return operation
-    }
-
-    func absoluteString(for URLString: String) throws -> String {
-        try BaseURL.absoluteString(for: URLString, relativeTo: baseURL)
     }
 
     /// A request that cannot be built fails through `failure(nil, error)` on the completion queue.

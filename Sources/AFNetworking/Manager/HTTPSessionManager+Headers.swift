@@ -50,14 +50,7 @@ extension HTTPSessionManager {
                      progress: (@Sendable (Progress) -> Void)? = nil,
                      success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
                      failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
-        let request: URLRequest
-        do {
-            request = try multipartRequest(URLString, parameters: parameters, headers: headers, block: block)
-        } catch {
-            reportUnbuildable(error, to: failure)
-            return nil
-        }
-        return resumedUploadTask(request, progress: progress, success: success, failure: failure)
+        resumedTask(method: "POST", URLString, .multipart(fields: parameters, block: block), headers, uploadProgress: progress, success, failure)
     }
 
     /// PUT with per-call header fields.
@@ -84,7 +77,8 @@ extension HTTPSessionManager {
         resumedTask(method: "DELETE", URLString, .untyped(parameters), headers, success, failure)
     }
 
-    /// Builds the request (a failure goes to `failure(nil, error)`), makes its data task and resumes it.
+    /// The one way a callback verb is sent: builds the request (a failure goes
+    /// to `failure(nil, error)`), makes its task and resumes it.
     func resumedTask(method: String, _ URLString: String, _ parameters: VerbParameters, _ headers: [String: String]?,
                      uploadProgress: (@Sendable (Progress) -> Void)? = nil, downloadProgress: (@Sendable (Progress) -> Void)? = nil,
                      _ success: DataTaskSuccess?, _ failure: DataTaskFailure?) -> URLSessionDataTask? {
@@ -95,25 +89,10 @@ extension HTTPSessionManager {
             reportUnbuildable(error, to: failure)
             return nil
         }
+        if case .multipart = parameters {
+            // The multipart body streams from an upload task (returned as a data task, as in 2.7).
+            return resumedUploadTask(request, progress: uploadProgress, success: success, failure: failure)
+        }
         return resumedTask(request, uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
-    }
-
-    /// The request a verb with per-call headers or `Encodable` parameters sends.
-    func verbRequest(_ method: String, _ URLString: String, _ parameters: VerbParameters,
-                     _ headers: [String: String]?) throws -> URLRequest {
-        try VerbRequest.build(requestSerializer, method: method, absoluteURL: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
-                              parameters: parameters, headers: headers)
-    }
-
-    /// The multipart POST request with per-call headers over it.
-    func multipartRequest(_ URLString: String, parameters: Any?, headers: [String: String]?,
-                          block: (@Sendable (MultipartFormData) throws -> Void)?) throws -> URLRequest {
-        let absolute = try BaseURL.absoluteString(for: URLString, relativeTo: baseURL)
-        try HeaderFieldValidation.check(headers, url: URL(string: absolute))
-        var request = try requestSerializer.multipartFormRequest(withMethod: "POST", urlString: absolute,
-                                                                 parameters: requestSerializer.formFields(from: parameters),
-                                                                 constructingBodyWith: block)
-        VerbRequest.apply(headers, to: &request)
-        return request
     }
 }

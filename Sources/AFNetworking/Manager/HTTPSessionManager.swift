@@ -65,7 +65,7 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
                   progress: (@Sendable (Progress) -> Void)?,
                   success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
                   failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
-        resumedTask(method: "GET", URLString, parameters: parameters, downloadProgress: progress, success: success, failure: failure)
+        resumedTask(method: "GET", URLString, .untyped(parameters), nil, downloadProgress: progress, success, failure)
     }
 
     /// HEAD: the success block gets the task only (there is no body).
@@ -73,8 +73,8 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
     open func head(_ URLString: String, parameters: Any?,
                    success: (@Sendable (URLSessionDataTask) -> Void)?,
                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
-        resumedTask(method: "HEAD", URLString, parameters: parameters,
-                    success: success.map { block in { @Sendable task, _ in block(task) } }, failure: failure)
+        resumedTask(method: "HEAD", URLString, .untyped(parameters), nil,
+                    success.map { block in { @Sendable task, _ in block(task) } }, failure)
     }
 
     /// POST: parameters go in the body (the serializer's encoding).
@@ -91,7 +91,7 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
                    progress: (@Sendable (Progress) -> Void)?,
                    success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
-        resumedTask(method: "POST", URLString, parameters: parameters, uploadProgress: progress, success: success, failure: failure)
+        resumedTask(method: "POST", URLString, .untyped(parameters), nil, uploadProgress: progress, success, failure)
     }
 
     /// A multipart POST: `parameters` become form fields, `block` appends
@@ -113,16 +113,7 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
                    progress: (@Sendable (Progress) -> Void)?,
                    success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
                    failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
-        let request: URLRequest
-        do {
-            request = try requestSerializer.multipartFormRequest(withMethod: "POST",
-                                                                 urlString: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
-                                                                 parameters: requestSerializer.formFields(from: parameters), constructingBodyWith: block)
-        } catch {
-            reportUnbuildable(error, to: failure)
-            return nil
-        }
-        return resumedUploadTask(request, progress: progress, success: success, failure: failure)
+        resumedTask(method: "POST", URLString, .multipart(fields: parameters, block: block), nil, uploadProgress: progress, success, failure)
     }
 
     /// PUT.
@@ -130,7 +121,7 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
     open func put(_ URLString: String, parameters: Any?,
                   success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
                   failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
-        resumedTask(method: "PUT", URLString, parameters: parameters, success: success, failure: failure)
+        resumedTask(method: "PUT", URLString, .untyped(parameters), nil, success, failure)
     }
 
     /// PATCH.
@@ -138,7 +129,7 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
     open func patch(_ URLString: String, parameters: Any?,
                     success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
                     failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
-        resumedTask(method: "PATCH", URLString, parameters: parameters, success: success, failure: failure)
+        resumedTask(method: "PATCH", URLString, .untyped(parameters), nil, success, failure)
     }
 
     /// DELETE: parameters go in the query string.
@@ -146,7 +137,7 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
     open func delete(_ URLString: String, parameters: Any?,
                      success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
                      failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
-        resumedTask(method: "DELETE", URLString, parameters: parameters, success: success, failure: failure)
+        resumedTask(method: "DELETE", URLString, .untyped(parameters), nil, success, failure)
     }
 
     // MARK: - AFNetworking 2.x spellings
@@ -221,26 +212,6 @@ open class HTTPSessionManager: URLSessionManager, @unchecked Sendable {
     }
 
     // MARK: - Building tasks
-
-    /// Builds the request, makes the task through the overridable
-    /// `dataTask(with:uploadProgress:downloadProgress:completionHandler:)`,
-    /// resumes it and returns it; success and failure get that same object.
-    private func resumedTask(method: String, _ URLString: String, parameters: Any?,
-                             uploadProgress: (@Sendable (Progress) -> Void)? = nil,
-                             downloadProgress: (@Sendable (Progress) -> Void)? = nil,
-                             success: (@Sendable (URLSessionDataTask, Any?) -> Void)?,
-                             failure: (@Sendable (URLSessionDataTask?, Error) -> Void)?) -> URLSessionDataTask? {
-        let request: URLRequest
-        do {
-            request = try requestSerializer.request(withMethod: method,
-                                                    urlString: BaseURL.absoluteString(for: URLString, relativeTo: baseURL),
-                                                    parameters: parameters)
-        } catch {
-            reportUnbuildable(error, to: failure)
-            return nil
-        }
-        return resumedTask(request, uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
-    }
 
     /// Makes the data task for a built `request`, resumes it and returns it.
     func resumedTask(_ request: URLRequest, uploadProgress: (@Sendable (Progress) -> Void)?,

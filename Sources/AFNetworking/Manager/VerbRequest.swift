@@ -5,13 +5,16 @@ import FoundationNetworking
 #endif
 
 /// What a verb method encodes into its request: 2.x's untyped parameters
-/// (through the manager's request serializer) or an `Encodable` value through
-/// a `ParameterEncoder`.
+/// (through the manager's request serializer), an `Encodable` value through
+/// a `ParameterEncoder`, or a multipart form.
 enum VerbParameters {
     case untyped(Any?)
     /// Encodes the value into the request it is given (the encoder and the
     /// value captured; run once, synchronously, while the verb builds).
     case encoded((URLRequest, HTTPRequestSerializer) throws -> URLRequest)
+    /// A multipart form: `fields` (a dictionary, or nil) become form fields,
+    /// `block` appends the parts; the body streams.
+    case multipart(fields: Any?, block: (@Sendable (MultipartFormData) throws -> Void)?)
 
     /// `parameters` encoded by `encoder`.
     static func encodable<Parameters: Encodable>(_ parameters: Parameters?, _ encoder: any ParameterEncoder) -> VerbParameters {
@@ -21,30 +24,35 @@ enum VerbParameters {
     }
 }
 
-/// How both managers build a verb's request when it has per-call headers or
-/// `Encodable` parameters; the 2.x verbs keep their own, unchanged path.
+/// The one place every verb of both managers builds its request — callback
+/// and `async`, plain, with `headers:`, with `Encodable` parameters,
+/// multipart, `bytes` and the unenqueued operation: a new per-call option is
+/// read here (from `RequestOptions.current`) and nowhere else.
 enum VerbRequest {
-    /// The request for `method` on `absoluteURL`: the serializer's defaults,
-    /// the parameters, then `headers` over them (for this request only: the
-    /// shared serializer is never changed). Headers are checked first, so a
+    /// The request for `method` on `URLString` (relative to `baseURL`): the
+    /// serializer's defaults, the parameters, then `headers` over them (for
+    /// this request only: the shared serializer is never changed), then the
+    /// per-call options in scope. Headers and options are checked first, so a
     /// bad one fails before anything else is built or sent.
-    static func build(_ serializer: HTTPRequestSerializer, method: String, absoluteURL: String,
+    static func build(_ serializer: HTTPRequestSerializer, baseURL: URL?, method: String, URLString: String,
                       parameters: VerbParameters, headers: [String: String]?) throws -> URLRequest {
+        let absoluteURL = try BaseURL.absoluteString(for: URLString, relativeTo: baseURL)
         try HeaderFieldValidation.check(headers, url: URL(string: absoluteURL))
+        let options = RequestOptions.current
+        try options.check(url: URL(string: absoluteURL))
         var request: URLRequest
         switch parameters {
         case .untyped(let parameters):
             request = try serializer.request(withMethod: method, urlString: absoluteURL, parameters: parameters)
         case .encoded(let encode):
             request = try encode(try bareRequest(serializer, method: method, absoluteURL: absoluteURL), serializer)
+        case .multipart(let fields, let block):
+            request = try serializer.multipartFormRequest(withMethod: method, urlString: absoluteURL,
+                                                          parameters: serializer.formFields(from: fields), constructingBodyWith: block)
         }
-        apply(headers, to: &request)
-        return request
-    }
-
-    /// `headers` set over what `request` has (same field in another case included).
-    static func apply(_ headers: [String: String]?, to request: inout URLRequest) {
         for (field, value) in headers ?? [:] { request.setValue(value, forHTTPHeaderField: field) }
+        options.apply(to: &request)
+        return request
     }
 
     /// The serializer's request without parameters: its URL, method, default
@@ -58,6 +66,22 @@ enum VerbRequest {
             request.setValue(serializer.value(forHTTPHeaderField: "Content-Type"), forHTTPHeaderField: "Content-Type")
         }
         return request
+    }
+}
+
+extension HTTPRequestOperationManager {
+    /// The request a verb sends (see `VerbRequest.build`).
+    func verbRequest(_ method: String, _ URLString: String, _ parameters: VerbParameters,
+                     _ headers: [String: String]?) throws -> URLRequest {
+        try VerbRequest.build(requestSerializer, baseURL: baseURL, method: method, URLString: URLString, parameters: parameters, headers: headers)
+    }
+}
+
+extension HTTPSessionManager {
+    /// The request a verb sends (see `VerbRequest.build`).
+    func verbRequest(_ method: String, _ URLString: String, _ parameters: VerbParameters,
+                     _ headers: [String: String]?) throws -> URLRequest {
+        try VerbRequest.build(requestSerializer, baseURL: baseURL, method: method, URLString: URLString, parameters: parameters, headers: headers)
     }
 }
 
