@@ -131,17 +131,20 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         let settings = state.withLock { $0 }
         let operation = HTTPRequestOperation(request: request)
         operation.responseSerializer = settings.responseSerializer
-        operation.shouldUseCredentialStorage = settings.shouldUseCredentialStorage
-        operation.credential = settings.credential
         operation.securityPolicy = settings.securityPolicy
         operation.setCompletionBlockWithSuccess(success, failure: failure)
         operation.completionQueue = settings.completionQueue
         operation.completionGroup = settings.completionGroup
-        operation.clientCertificate = settings.clientCertificate
-        operation.timeoutIntervalForResource = settings.timeoutIntervalForResource
-        operation.retryPolicy = settings.retryPolicy
-        operation.requestInterceptor = settings.requestInterceptor
-        operation.logger = settings.logger
+        // The settings few managers change are set only when changed: each
+        // is kept in the operation's shared box of rare settings, which a
+        // write replaces (seven writes of defaults made seven boxes per request).
+        if !settings.shouldUseCredentialStorage { operation.shouldUseCredentialStorage = false }
+        if let credential = settings.credential { operation.credential = credential }
+        if let certificate = settings.clientCertificate { operation.clientCertificate = certificate }
+        if settings.timeoutIntervalForResource != 0 { operation.timeoutIntervalForResource = settings.timeoutIntervalForResource }
+        if let policy = settings.retryPolicy { operation.retryPolicy = policy }
+        if let interceptor = settings.requestInterceptor { operation.requestInterceptor = interceptor }
+        if let logger = settings.logger { operation.logger = logger }
         if let proxies = settings.proxies { operation.connectionProxyDictionary = proxies }
         return operation
     }
