@@ -1,5 +1,6 @@
 @_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
+import Logging
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -7,32 +8,31 @@ import FoundationNetworking
 /// The background request behind a stale answer served under
 /// `stale-while-revalidate` (RFC 5861 §3).
 ///
-/// It is a bare transfer, not an operation or task: no user block, delegate
-/// or progress runs for it, and no redirect or challenge is followed. It is
-/// sent with the settings of the request that triggered it (security policy,
-/// client identity, proxies, per-host limit, cookies as that request would
-/// send them, `httpShouldHandleCookies` honoured) and to the same URL, so it
-/// updates the same cache entry and variant. What it does with the answer:
+/// It runs on a `RequestDriver` like every request (so the machine, the
+/// engine's per-host limits and the driver's tests see it), with this type
+/// as its front-end: not an operation or task, so no user block, delegate or
+/// progress runs for it, and no redirect or challenge is followed (the driver
+/// asks; the answer is always "no"). It is sent with the settings of the
+/// request that triggered it (security policy, client identity, proxies,
+/// per-host limit, cookies as that request would send them,
+/// `httpShouldHandleCookies` honoured) and to the same URL, so it updates the
+/// same cache entry and variant. What it does with the answer:
 /// - 304: its fields merge into the stored response, freshness starts over
 ///   (RFC 9111 §3.2, §4.3.4) — only if that response is still the stored one.
 /// - 2xx: what a foreground answer does (stored, or the entry dropped when it
 ///   may not be stored), without the will-cache hooks (they are user code).
 /// - anything else (a redirect, a challenge, an error): nothing; the entry
-///   stays stale, and the first request after the window revalidates it.
+///   stays stale, and the first request after the window revalidates it. Such
+///   an answer is not read to its end.
 /// At most one runs per entry at a time. Its body is kept in memory up to the
-/// cache's per-entry limit (larger: aborted, nothing changes); the network
-/// thread only appends bytes, the cache and cookie work runs on a queue.
-final class StaleRevalidation: TransferDelegate, @unchecked Sendable {
-    // @unchecked: every stored property is immutable after init except `received`, which is behind its lock.
+/// cache's per-entry limit (larger: the request fails, nothing changes); the
+/// cache and cookie work runs on a queue of its own.
+final class StaleRevalidation: RequestFrontend, @unchecked Sendable {
+    // @unchecked: every stored property is immutable after init.
     /// Entries (cache, partition, URL) being revalidated now.
     private static let running = LockedState<Set<String>>([])
     /// Where answers are applied (cookie storage and cache index: off the network thread).
     private static let queue = DispatchQueue(label: "com.alamofire.networking.cache-revalidation", qos: .utility)
-
-    private struct Received {
-        var head: ReceivedResponse?
-        var body = Data()
-    }
 
     private let slot: String
     private let request: URLRequest
@@ -41,8 +41,8 @@ final class StaleRevalidation: TransferDelegate, @unchecked Sendable {
     private let cache: URLCache
     private let policyTag: String
     private let environment: TransferEnvironment
-    private let bodyLimit: Int
-    private let received = LockedState(Received())
+    private let bodyLimit: Int64
+    private let driver: RequestDriver
 
     private init(slot: String, request: URLRequest, stored: CachedURLResponse, key: String, cache: URLCache, policyTag: String,
                  environment: TransferEnvironment) {
@@ -52,13 +52,21 @@ final class StaleRevalidation: TransferDelegate, @unchecked Sendable {
         self.key = key
         self.cache = cache
         self.policyTag = policyTag
-        self.environment = environment
-        bodyLimit = max(cache.memoryCapacity, cache.diskCapacity) / 20
+        // Its own answer is never taken from the cache, nor stored by the driver's rules.
+        var own = environment
+        own.cache = nil
+        own.trace = nil
+        self.environment = own
+        bodyLimit = Int64(max(cache.memoryCapacity, cache.diskCapacity) / 20)
+        var configuration = TransferStateMachine.Configuration()
+        configuration.consultsCache = false
+        driver = RequestDriver(configuration: configuration)
+        driver.attach(self)
     }
 
     /// Sends `request` (the stored entry's conditional request) unless the
-    /// entry is already being revalidated. Off the network thread (it reads
-    /// the cookie storage and builds the transfer).
+    /// entry is already being revalidated. Off the network thread (the
+    /// driver reads the cookie storage and builds the transfer here).
     static func start(_ request: URLRequest, stored: CachedURLResponse, key: String, cache: URLCache, policyTag: String,
                       environment: TransferEnvironment) {
         NetworkThread.assertNotCurrent()
@@ -66,8 +74,8 @@ final class StaleRevalidation: TransferDelegate, @unchecked Sendable {
         guard running.withLock({ $0.insert(slot).inserted }) else { return }
         let revalidation = StaleRevalidation(slot: slot, request: request, stored: stored, key: key, cache: cache, policyTag: policyTag,
                                              environment: environment)
-        guard !revalidation.send() else { return }
-        _ = running.withLock { $0.remove(slot) }
+        // The driver holds its front-end until the request is over.
+        revalidation.driver.handle(.start(request, output: nil, retry: nil, budget: nil, cancelled: false))
     }
 
     /// Whether a revalidation of `key` is under way (tests wait for it to end).
@@ -75,55 +83,57 @@ final class StaleRevalidation: TransferDelegate, @unchecked Sendable {
         running.withLock { slots in slots.contains { $0.hasSuffix(" \(key)") } }
     }
 
-    /// Builds and starts the transfer; false when it cannot be sent.
-    private func send() -> Bool {
-        var options = TransferOptions(request: environment.requestAsSent(request))
-        options.tls = environment.securityPolicy?.transferVerification ?? TLSVerification()
-        if let idle = environment.idleTimeout { options.idleTimeout = min(options.idleTimeout, idle) }
-        options.hostLimit = environment.hostLimit
-        options.clientIdentity = environment.clientCertificate?.identity
-        switch environment.proxies {
-        case .success(let proxies)?: options.proxies = proxies
-        case .failure?: return false
-        case nil: break
-        }
-        guard let transfer = try? Transfer(options: options, delegate: self) else { return false }
-        RequestDriver.defaultEngine.start(transfer)
-        return true
+    // MARK: - The driver's front-end
+
+    func transferEnvironment(for url: URL?) -> TransferEnvironment { environment }
+
+    func prepareRequest(_ request: URLRequest, consumedBodyStream: Bool,
+                        ready: @escaping @Sendable (Result<URLRequest, NSError>) -> Void) {
+        ready(.success(request))
     }
 
-    // MARK: - Reports (network thread: memory only)
+    func announce(_ change: PhaseChange) {}
 
-    func transfer(_ transfer: Transfer, didReceiveHead response: ReceivedResponse) -> NSError? {
-        // An answer that will change nothing is not read to its end.
+    /// A redirect is not followed: the 3xx is the answer (which changes nothing).
+    func askRedirect(_ question: TransferStateMachine.RedirectQuestion) {
+        driver.handle(.redirectDecided(token: question.token, nil))
+    }
+
+    /// Nor is a challenge answered.
+    func askChallenge(_ question: TransferStateMachine.ChallengeQuestion) {
+        driver.handle(.challengeAnswered(token: question.token, .continueWithoutCredential))
+    }
+
+    /// On the network thread: an answer that will change nothing is not read to its end.
+    func didReceiveHead(_ response: ReceivedResponse, route: TransferStateMachine.BodyRoute, writer: ResponseBodyWriter?) {
         guard response.statusCode == 304 || (200..<300).contains(response.statusCode) else {
-            return TransportErrors.make(NSURLErrorCancelled, url: request.url, underlying: nil)
+            driver.handle(.cancel(request))
+            return
         }
-        received.withLock {
-            $0.head = response
-            $0.body = Data()
-        }
-        return nil
     }
 
-    func transfer(_ transfer: Transfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyDisposition {
-        let fits = received.withLock { received -> Bool in
-            guard received.body.count + bytes.count <= bodyLimit else { return false }
-            received.body.append(contentsOf: bytes)
-            return true
-        }
-        if fits { return .accepted }
-        return .abort(TransportErrors.make(NSURLErrorDataLengthExceedsMaximum, url: request.url, underlying: nil,
-                                           description: "The revalidated answer is larger than the cache keeps."))
+    /// On the network thread: a body past the cache's per-entry limit ends the request.
+    func didReceiveBody(_ bytes: UnsafeRawBufferPointer, progress: TransferStateMachine.Progress, writer: ResponseBodyWriter?) {
+        guard progress.total > bodyLimit else { return }
+        driver.handle(.fail(TransportErrors.make(NSURLErrorDataLengthExceedsMaximum, url: request.url, underlying: nil,
+                                                 description: "The revalidated answer is larger than the cache keeps.")))
     }
 
-    func transfer(_ transfer: Transfer, didSendBodyBytes bytesSent: Int, totalBytesSent: Int64, totalBytesExpected: Int64) {}
+    func didSendBody(bytes: Int, total: Int64, expected: Int64) {}
 
-    func transfer(_ transfer: Transfer, didCompleteWithResponse response: ReceivedResponse?, error: NSError?) {
-        let body = received.withLock { $0.body }
+    func outputDidClose(_ outcome: TransferStateMachine.Outcome) -> TransferStateMachine.Outcome { outcome }
+
+    var activityLogger: Logger? { nil }
+
+    /// The answer is applied on the revalidation queue (off the network
+    /// thread, where this may be called), then the request is over.
+    func runCompletion(_ outcome: TransferStateMachine.Outcome) {
         Self.queue.async { [self] in
-            if error == nil, let response { apply(response, body: body) }
+            if outcome.error == nil, case .received(let head)? = outcome.response, !outcome.servedFromCache {
+                apply(head, body: outcome.memoryBody ?? Data())
+            }
             _ = Self.running.withLock { $0.remove(slot) }
+            driver.handle(.completionFinished)
         }
     }
 

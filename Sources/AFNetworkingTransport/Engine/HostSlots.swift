@@ -13,7 +13,6 @@ final class HostSlots {
     private var positions: [ObjectIdentifier: Int] = [:]
 
     var isIdle: Bool { running == 0 && positions.isEmpty }
-    var hasWaiting: Bool { !positions.isEmpty }
 
     func enqueue(_ transfer: Transfer) {
         positions[ObjectIdentifier(transfer)] = base + line.count

@@ -14,6 +14,14 @@ final class DriverBoundaryTests: XCTestCase {
         XCTAssertEqual(readers, ["Core/RequestDriver.swift"], "the engine is injected; the default is read in one place")
     }
 
+    func testOnlyTheDriverBuildsAndStartsTransfers() throws {
+        // Every request — operations, session tasks, the cache's background
+        // revalidation — goes through a driver: none builds a transfer or
+        // reaches the engine of its own.
+        XCTAssertEqual(try files(containing: "Transfer(options:"), ["Core/RequestDriver+Hops.swift"])
+        XCTAssertEqual(try files(containing: "defaultEngine"), ["Core/RequestDriver.swift"])
+    }
+
     func testOnlyTheDriverTouchesTheTransferMachine() throws {
         // `core.machine` / `$0.machine` are the driver's private state; the
         // machine's own files define it (`TransferStateMachine*.swift`).

@@ -97,6 +97,31 @@ final class StaleWhileRevalidateTests: SessionTasksTestCase {
         XCTAssertEqual(willCache.value, 1, "only the foreground answer went through the block")
     }
 
+    /// The background request runs on a driver whose answers to follow-ups
+    /// are always no: a redirect is not followed, a challenge not answered,
+    /// and neither (nor an error) changes the entry, which stays stale.
+    func testABackgroundRedirectChallengeOrErrorChangesNothingAndIsNotFollowed() {
+        for (path, head) in [("/swr-302", [(name: "Location", value: "/elsewhere")]),
+                             ("/swr-401", [(name: "WWW-Authenticate", value: "Basic realm=\"r\"")]),
+                             ("/swr-500", [])] as [(String, [(name: String, value: String)])] {
+            let status = Int(path.suffix(3)) ?? 500
+            server.route(path) { request in
+                if request.headers.first(name: "if-none-match") != nil {
+                    return [.head(status: status, headers: head + [("Content-Length", "4")]), .body(Data("nope".utf8)), .end]
+                }
+                return [.head(status: 200, headers: [("ETag", "\"e\""), ("Cache-Control", "max-age=1, stale-while-revalidate=3600"),
+                                                     ("Age", "10"), ("Content-Length", "5")]), .body(Data("first".utf8)), .end]
+            }
+            XCTAssertEqual(fetch(path).responseString, "first", path)
+            XCTAssertEqual(fetch(path).responseString, "first", "\(path): served stale")
+            waitForRevalidation(path, requests: 2)
+            XCTAssertEqual(fetch(path).responseString, "first", "\(path): the entry is unchanged and still stale")
+            waitForRevalidation(path, requests: 3)
+            XCTAssertEqual(conditionals(path).count, 2, "\(path): each stale answer revalidated again in the background")
+        }
+        XCTAssertEqual(count("/elsewhere"), 0, "the redirect was not followed")
+    }
+
     /// Past the window the request revalidates before it is answered.
     func testOutsideTheWindowTheRequestWaitsForTheServer() {
         let served = Locked(0)
