@@ -56,7 +56,7 @@ extension URLSessionManager {
                                progress: (@Sendable (Progress) -> Void)?) async throws -> URLResponse {
         let serializer = responseSerializer
         let start = { (finish: @escaping @Sendable (Result<Handover<URLResponse>, Error>) -> Void) -> (@Sendable () -> Void)? in
-            let accepted: SessionTaskDriver.Destination = { _, response in
+            let accepted: SessionTaskFrontend.Destination = { _, response in
                 // Decided before the move: the caller's file is never touched for an answer that throws.
                 (try? serializer.validate(response as? HTTPURLResponse, data: nil)) == nil ? nil : destination
             }

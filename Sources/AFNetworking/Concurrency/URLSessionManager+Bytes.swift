@@ -27,7 +27,7 @@ extension URLSessionManager {
             let task = factory.makeDataTask(request, completion: .none, delivery: .inPlace)
             // Weak: the task holds the stream that holds this block.
             let (bytes, stream) = ResponseBytesLink.make { [weak task] in task?.cancel() }
-            (task as? ManagedSessionTask)?.driver.streamBody(to: stream)
+            (task as? ManagedSessionTask)?.frontend.streamBody(to: stream)
             bytes.whenHeadArrives { head in finish(head.map { Handover(value: (bytes, $0)) }.mapError { $0 }) }
             task.resume()
             return { task.cancel() }
@@ -35,7 +35,7 @@ extension URLSessionManager {
     }
 }
 
-extension SessionTaskDriver {
+extension SessionTaskFrontend {
     /// Sends the body to `stream` instead of memory; before the first `resume()`.
     func streamBody(to stream: OutputStream) {
         _ = requestDriver.installOutput(stream)

@@ -248,14 +248,45 @@ final class RequestDriver: @unchecked Sendable {
         case abort(Transfer)
         case perform(TransferStateMachine.Action)
 
-        /// Effects that touch storages, streams or files: never on the engine's thread.
-        var mustLeaveEngineThread: Bool {
+        /// Where the effect may run. Decided for every effect and every
+        /// action of the machine, without a default: a new action does not
+        /// compile until someone decides whether it may run on the engine's
+        /// thread (the thread every transfer report arrives on).
+        var placement: Placement {
             switch self {
-            // The interceptor is user code: never on the engine's thread either.
-            case .perform(.startTransfer), .perform(.lookUpCache), .perform(.adapt), .perform(.askRetrier): return true
-            default: return false
+            // The timer heap and the engine's command inbox take any thread.
+            case .cancelTimer, .armBudget, .abort: return .anyThread
+            // The operation's KVO announcement (the queue's own bookkeeping
+            // observes it); a task announces nothing.
+            case .announce: return .anyThread
+            case .perform(let action):
+                switch action {
+                // Nothing to do here (the engine was told under the lock).
+                case .none, .abort, .suspendTransfer: return .anyThread
+                // The cache, cookie and credential storages, the caller's body stream.
+                case .lookUpCache, .startTransfer: return .offEngineThread
+                // The interceptor is user code.
+                case .adapt, .askRetrier: return .offEngineThread
+                // Closing the output is queued to the writer's queue; the
+                // front-end's `outputIsFinal` hands completion work off.
+                case .deliver, .abortAndDeliver: return .anyThread
+                // The front-end hands the question to its decider's queue
+                // (`RequestFrontend.askRedirect`, `askChallenge`).
+                case .askRedirect, .askChallenge: return .anyThread
+                // A timer on the timer heap.
+                case .scheduleRetry: return .anyThread
+                }
             }
         }
+    }
+
+    /// Where an effect may run (see `Effect.placement`).
+    fileprivate enum Placement {
+        case anyThread
+        /// Storages, streams, files or user code: the engine's thread hands
+        /// the rest of the drain to the processing queue (one hop, at most
+        /// one per batch).
+        case offEngineThread
     }
 
     /// Runs queued effects until none is left. One thread drains at a time
@@ -271,7 +302,7 @@ final class RequestDriver: @unchecked Sendable {
         var batch = first
         while true {
             for index in batch.indices {
-                if batch[index].mustLeaveEngineThread && engine.isReportingThread {
+                if case .offEngineThread = batch[index].placement, engine.isReportingThread {
                     let rest = Array(batch[index...])
                     CompletionDefaults.processingQueue.async { self.drain(rest) }
                     return

@@ -6,7 +6,7 @@ import FoundationNetworking
 import Logging
 
 /// What a request's public face — an `Operation` (`URLConnectionOperation`)
-/// or a `URLSessionTask` of a session manager (`SessionTaskDriver`) — tells
+/// or a `URLSessionTask` of a session manager (`SessionTaskFrontend`) — tells
 /// its `RequestDriver` and is asked by it. The front-end holds the driver;
 /// it never sees the machine, the lock or the transfer. The driver calls
 /// these without holding its lock.
@@ -24,6 +24,8 @@ protocol RequestFrontend: AnyObject, Sendable {
     func announce(_ change: PhaseChange)
     /// Asks who decides (a block, a delegate); the answer goes back as
     /// `RequestDriver.Event.redirectDecided` with the question's token.
+    /// Called on any thread, the engine's included: the front-end hands the
+    /// question to the queue its decider runs on.
     func askRedirect(_ question: TransferStateMachine.RedirectQuestion)
     /// As `askRedirect`, answered with `Event.challengeAnswered`.
     func askChallenge(_ question: TransferStateMachine.ChallengeQuestion)

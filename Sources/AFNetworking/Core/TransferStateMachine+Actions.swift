@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// What the machine asks its adapter to do, and what it hands over.
+/// What the machine asks its driver to do, and what it hands over.
 extension TransferStateMachine {
     enum Action {
         case none
@@ -36,7 +36,7 @@ extension TransferStateMachine {
     /// How long to wait before a retry.
     struct RetryWait: Equatable {
         let token: UInt64
-        /// The policy's exponential wait (the adapter adds the jitter).
+        /// The policy's exponential wait (the driver adds the jitter).
         let backoff: TimeInterval
         /// The server's `Retry-After`, which is used as is when present.
         let retryAfter: TimeInterval?
@@ -53,7 +53,7 @@ extension TransferStateMachine {
         let credentials: TransferCredentials?
         let effects: FollowUpEffects
         /// The request's body stream was consumed by an earlier hop: the
-        /// adapter sends a fresh copy of it (or fails the hop when it cannot
+        /// driver sends a fresh copy of it (or fails the hop when it cannot
         /// be copied). Copying runs caller code, so it is not done here.
         let needsFreshBodyStream: Bool
     }
@@ -101,7 +101,7 @@ extension TransferStateMachine {
         var error: NSError?
         /// The body, when the output is memory.
         var memoryBody: Data?
-        /// Bytes the adapter must still write to its output stream (a cached
+        /// Bytes the driver must still write to its output stream (a cached
         /// entry, a declined redirect's body) before it closes it.
         var bodyToWrite: Data?
         /// Bytes of the entity in the output.

@@ -9,7 +9,7 @@ import FoundationNetworking
 /// moved on meanwhile) changes nothing.
 extension TransferStateMachine {
     /// How a challenge was answered. (`performDefaultHandling` is resolved by
-    /// the adapter into one of these: it needs the credential storage.)
+    /// the driver into one of these: it needs the credential storage.)
     enum ChallengeAnswer {
         case use(URLCredential)
         /// No credential: the 401/407 becomes the response.
@@ -65,7 +65,7 @@ extension TransferStateMachine {
     }
 
     /// The protection space and failure count of the pending challenge with
-    /// `token` (the adapter resolves default handling with them).
+    /// `token` (the driver resolves default handling with them).
     func pendingChallenge(token: UInt64) -> (space: URLProtectionSpace, failures: Int)? {
         guard case .awaitingFollowUp(let journey, let followUp) = state, followUp.token == token,
               case .challenge(_, let space, _) = followUp.kind else { return nil }

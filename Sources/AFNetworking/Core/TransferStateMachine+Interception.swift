@@ -6,7 +6,7 @@ import FoundationNetworking
 
 /// A request interceptor's two questions as states of the lifecycle: adapt
 /// before each attempt (`.adapting`), decide about a failed one
-/// (`.decidingRetry`). The adapter keeps the interceptor and asks it; the
+/// (`.decidingRetry`). The driver keeps the interceptor and asks it; the
 /// machine only knows that there is one. Each question carries a token, so an
 /// answer that arrives after a cancel, a pause or a second answer is ignored.
 extension TransferStateMachine {
@@ -37,13 +37,13 @@ extension TransferStateMachine {
         let consultsCache: Bool
     }
 
-    /// Asks the adapter's interceptor to adapt `request`; report `adapted(token:_:)`.
+    /// Asks the driver's interceptor to adapt `request`; report `adapted(token:_:)`.
     struct AdaptQuestion {
         let token: UInt64
         let request: URLRequest
     }
 
-    /// Asks the adapter's interceptor about a failed attempt; report `retryDecided(token:_:)`.
+    /// Asks the driver's interceptor about a failed attempt; report `retryDecided(token:_:)`.
     struct RetrierQuestion {
         let token: UInt64
         /// The attempt's request as sent (adapted).

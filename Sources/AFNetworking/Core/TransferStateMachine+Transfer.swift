@@ -5,11 +5,11 @@ import FoundationNetworking
 #endif
 
 /// Reports from the current hop's transfer. These run on the network thread
-/// (under the adapter's lock), so they only decide: no I/O, no user code.
+/// (under the driver's lock), so they only decide: no I/O, no user code.
 extension TransferStateMachine {
-    /// What the adapter does with a response head.
+    /// What the driver does with a response head.
     enum HeadAction {
-        /// Let the body flow to `route`; `restartOutput` asks the adapter to
+        /// Let the body flow to `route`; `restartOutput` asks the driver to
         /// empty its output stream first (a resumed request answered with the
         /// whole entity).
         case proceed(BodyRoute, restartOutput: Bool)
@@ -20,13 +20,13 @@ extension TransferStateMachine {
         case ignore
     }
 
-    /// What the adapter does with a piece of body.
+    /// What the driver does with a piece of body.
     enum BodyAction {
         /// Held or kept here (memory output, held or aside body); nothing to do.
         case kept
         /// Kept in memory as output: report progress.
         case keptWithProgress(Progress)
-        /// Output for the adapter's stream: write the bytes, then report progress.
+        /// Output for the driver's stream: write the bytes, then report progress.
         case forward(Progress)
         /// A held answer became the output (too large to hold on a stream
         /// output): announce its head, write the held bytes and then these,
@@ -179,10 +179,10 @@ extension TransferStateMachine {
         }
     }
 
-    /// The output moves from memory to the adapter's writer (a data task that
-    /// became a download). Returns the body kept so far, which the adapter
+    /// The output moves from memory to the driver's writer (a data task that
+    /// became a download). Returns the body kept so far, which the driver
     /// writes first; from now on the body is forwarded. After the outcome is
-    /// decided it changes nothing (the adapter takes the outcome's body).
+    /// decided it changes nothing (the driver takes the outcome's body).
     mutating func divertOutput() -> Data? {
         switch state {
         case .running(var journey, let hop):
@@ -261,7 +261,7 @@ extension TransferStateMachine {
         return scheduleRetry(journey, plan: plan, retryAfter: nil)
     }
 
-    /// Waits for the adapter's timer. (Nothing of the attempt is in the
+    /// Waits for the driver's timer. (Nothing of the attempt is in the
     /// output: its body was provisional, or it failed before any arrived.)
     private mutating func scheduleRetry(_ journey: Journey, plan: RetryPlan, retryAfter: TimeInterval?) -> Action? {
         if let retryAfter, retryAfter > plan.policy.maximumDelay { return nil }
@@ -287,7 +287,7 @@ extension TransferStateMachine {
         return false
     }
 
-    /// The adapter's timer for the retry with `token` fired: the journey's
+    /// The driver's timer for the retry with `token` fired: the journey's
     /// request goes out again (a stale token changes nothing).
     mutating func retryDue(token: UInt64) -> Action {
         guard case .waitingToRetry(let journey, let waiting) = state, waiting == token else {
@@ -367,7 +367,7 @@ extension TransferStateMachine {
         return .none
     }
 
-    /// A redirect or challenge: the question for the adapter, or — when it
+    /// A redirect or challenge: the question for the driver, or — when it
     /// cannot be followed — the 3xx/401 itself as the outcome.
     private mutating func followUp(_ journey: Journey, hop: Hop, response: ReceivedResponse) -> Action {
         switch response.statusCode {

@@ -37,7 +37,7 @@ extension TransferStateMachine {
         /// of a paused request, a resume of one that is not paused, a second
         /// cancel, a second suspend.
         case redundantCall
-        /// A failure from the adapter's side (the budget's timer) for a
+        /// A failure from the driver's side (the budget's timer) for a
         /// request paused before it ever ran: nothing is in flight to fail.
         case failureBeforeStart
     }

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// the cache, a transfer in flight, waiting for a redirect or challenge
 /// decision, paused, delivering, finished — as one value: events go in, the
 /// actions to perform come out. It does no I/O, takes no lock and knows
-/// nothing of `Operation` or `URLSessionTask`: an adapter keeps it behind a
+/// nothing of `Operation` or `URLSessionTask`: its `RequestDriver` keeps it behind a
 /// lock, feeds it events, and performs the returned actions after unlocking.
 ///
 /// Every transfer it asks for carries a tag and every question a token; a
@@ -20,7 +20,7 @@ import FoundationNetworking
 struct TransferStateMachine {
     /// Fixed for the machine's life.
     struct Configuration {
-        /// Whether `URLCache` rules apply (the adapter has a cache to consult).
+        /// Whether `URLCache` rules apply (the driver has a cache to consult).
         var consultsCache = true
         /// CFNetwork's limit; the next redirect fails with NSURLErrorHTTPTooManyRedirects.
         var maximumRedirects = 16
@@ -37,7 +37,7 @@ struct TransferStateMachine {
 
     /// Where the body of a response goes.
     enum BodyRoute: Equatable {
-        /// The entity: into the output (memory here, or the adapter's stream).
+        /// The entity: into the output (memory here, or the driver's stream).
         case output
         /// A redirect's or a challenge's body, held until the follow-up is decided.
         case held
@@ -56,7 +56,7 @@ struct TransferStateMachine {
     struct Hop {
         /// Names this hop's transfer (`TransferOptions.tag`).
         let tag: UInt64
-        /// The request as decided here (cookies are added by the adapter).
+        /// The request as decided here (cookies are added by the driver).
         let request: URLRequest
         let credentials: TransferCredentials?
         /// The `Range: bytes=N-` offset this hop asks for, if it resumes.
@@ -72,7 +72,7 @@ struct TransferStateMachine {
 
     /// What carries over from hop to hop until the request ends or pauses.
     struct Journey {
-        /// The request the journey started from (the adapter's `request`, as
+        /// The request the journey started from (the driver's `request`, as
         /// the interceptor adapted it when there is one).
         var request: URLRequest
         var redirects = 0
@@ -99,7 +99,7 @@ struct TransferStateMachine {
 
     /// The body written so far, across pauses.
     struct Output {
-        /// The body itself when the adapter keeps it in memory; nil when it
+        /// The body itself when the driver keeps it in memory; nil when it
         /// streams the body to an `OutputStream` (then only counted here).
         var memory: Data?
         /// Bytes of the current entity in the output, a resume offset included.
@@ -108,7 +108,7 @@ struct TransferStateMachine {
         var expectedLength: Int64 = -1
         /// The response that stands if a resumed request finds the body complete (416).
         var responseBeforeResume: ReceivedResponse?
-        /// The adapter's stream still holds bytes of an entity this one
+        /// The driver's stream still holds bytes of an entity this one
         /// replaces (a resume without `Range`): the next entity's head tells
         /// it to start over, before its first byte.
         var streamHoldsStaleBytes = false
@@ -116,7 +116,7 @@ struct TransferStateMachine {
         init(inMemory: Bool) { memory = inMemory ? Data() : nil }
     }
 
-    /// A follow-up question the adapter must get answered.
+    /// A follow-up question the driver must get answered.
     struct FollowUp {
         enum Kind {
             case redirect(proposed: URLRequest)
@@ -150,10 +150,10 @@ struct TransferStateMachine {
         /// The interceptor decides about a failed attempt (`retryDecided(token:_:)`
         /// answers); `failed` is what is delivered if it is not retried.
         case decidingRetry(Journey, token: UInt64, failed: Outcome)
-        /// The outcome is decided; the adapter finishes the output (closing a
+        /// The outcome is decided; the driver finishes the output (closing a
         /// stream, moving a file), then reports `outputFinished`.
         case delivering(Outcome)
-        /// The output is final; the adapter runs completion work (serializer,
+        /// The output is final; the driver runs completion work (serializer,
         /// blocks), then reports `completionFinished`.
         case completing(Outcome)
         case finished(Outcome)
@@ -162,7 +162,7 @@ struct TransferStateMachine {
         case modifying
     }
 
-    /// The coarse lifecycle adapters announce (KVO for operations, `state` for tasks).
+    /// The coarse lifecycle front-ends announce (KVO for operations, `state` for tasks).
     enum Phase: Equatable {
         case ready, executing, paused, finished
     }
@@ -219,7 +219,7 @@ struct TransferStateMachine {
 
     // MARK: - Starting
 
-    /// The adapter's `start()`: `request` is what to send now, `retry` how
+    /// The driver's `start()`: `request` is what to send now, `retry` how
     /// failures are retried (nil: never). `cancelled`: the front-end already
     /// counts itself cancelled (`Operation.isCancelled` is set before its
     /// `cancel()` reaches the machine, and a queue may start the operation on
@@ -302,7 +302,7 @@ struct TransferStateMachine {
                                        needsFreshBodyStream: needsFreshBodyStream))
     }
 
-    /// The adapter could not build or submit the transfer for `tag`.
+    /// The driver could not build or submit the transfer for `tag`.
     mutating func transferCouldNotStart(_ tag: UInt64, error: NSError) -> Action {
         guard case .running(let journey, let hop) = state, hop.tag == tag else { return unexpected(.transferReport(tag)) }
         endedTag = tag
@@ -355,7 +355,7 @@ struct TransferStateMachine {
         }
     }
 
-    /// The adapter's side failed (its output stream refused bytes): the
+    /// The driver's side failed (its output stream refused bytes): the
     /// request ends with `error`, whatever it is doing.
     mutating func fail(_ error: NSError) -> Action {
         switch state {
@@ -419,7 +419,7 @@ struct TransferStateMachine {
         }
     }
 
-    /// Continues a paused request with `request` (the adapter's, which its
+    /// Continues a paused request with `request` (the driver's, which its
     /// pause may have rewritten with `Range`). A request paused before it
     /// ever ran goes back to waiting unless something already started it;
     /// then it starts now, its body kept in memory or not as `bodyInMemory` says.
@@ -469,13 +469,13 @@ struct TransferStateMachine {
 
     // MARK: - Delivering
 
-    /// Moves to `.delivering` and tells the adapter to finish the output.
+    /// Moves to `.delivering` and tells the driver to finish the output.
     mutating func deliver(_ outcome: Outcome) -> Action {
         state = .delivering(outcome)
         return .deliver(outcome)
     }
 
-    /// The adapter finished the output (possibly turning success into a
+    /// The driver finished the output (possibly turning success into a
     /// failure: a stream that could not be written, a file that could not be
     /// moved). Completion work comes next.
     mutating func outputFinished(_ outcome: Outcome) {
@@ -580,7 +580,7 @@ extension TransferStateMachine.Journey {
 }
 
 extension TransferStateMachine.Output {
-    /// The entity starts over from byte 0 (the adapter empties a stream).
+    /// The entity starts over from byte 0 (the driver empties a stream).
     mutating func restart() {
         if memory != nil { memory = Data() }
         entityBytes = 0

@@ -51,7 +51,7 @@ extension URLSessionManager {
     /// a failure is the completion's error and posts
     /// `AFURLSessionDownloadTaskDidFailToMoveFile` with the error's userInfo.
     func downloadTaskDidFinish(_ session: URLSession, downloadTask: URLSessionDownloadTask, location: URL) {
-        guard let driver = ownDriver(of: downloadTask) else { return }
+        guard let driver = ownFrontend(of: downloadTask) else { return }
         var destination = blocks[\.downloadTaskDidFinishDownloading]?(session, downloadTask, location)
         if destination == nil, let taskDestination = driver.destination {
             let response = downloadTask.response ?? URLResponse(url: location, mimeType: nil, expectedContentLength: -1, textEncodingName: nil)

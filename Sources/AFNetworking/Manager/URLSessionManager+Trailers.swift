@@ -11,6 +11,6 @@ extension URLSessionManager {
     /// manager. Repeated names are joined by ", ". Beyond 2.7 / 3.x:
     /// `URLSessionTask` has no place for trailers.
     public func responseTrailerFields(for task: URLSessionTask) -> [String: String] {
-        ownDriver(of: task)?.requestDriver.trailerFields ?? [:]
+        ownFrontend(of: task)?.requestDriver.trailerFields ?? [:]
     }
 }

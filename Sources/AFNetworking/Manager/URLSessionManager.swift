@@ -246,7 +246,7 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
                            progress: (@Sendable (Progress) -> Void)?,
                            destination: (@Sendable (URL, URLResponse) -> URL)?,
                            completionHandler: (@Sendable (URLResponse, URL?, Error?) -> Void)?) -> URLSessionDownloadTask {
-        factory.makeDownloadTask(.request(request), destination: SessionTaskDriver.destination(destination),
+        factory.makeDownloadTask(.request(request), destination: SessionTaskFrontend.destination(destination),
                                  completion: completionHandler.map { .download($0) } ?? .none, progress: progress)
     }
 
@@ -257,7 +257,7 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
                            progress: (@Sendable (Progress) -> Void)?,
                            destination: (@Sendable (URL, URLResponse) -> URL)?,
                            completionHandler: (@Sendable (URLResponse, URL?, Error?) -> Void)?) -> URLSessionDownloadTask {
-        factory.makeDownloadTask(.resumeData(resumeData), destination: SessionTaskDriver.destination(destination),
+        factory.makeDownloadTask(.resumeData(resumeData), destination: SessionTaskFrontend.destination(destination),
                                  completion: completionHandler.map { .download($0) } ?? .none, progress: progress)
     }
 
@@ -329,25 +329,25 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
     /// The task's upload progress while it runs (nil once it completed, or
     /// for a task of another manager).
     public func uploadProgress(for task: URLSessionTask) -> Progress? {
-        driver(of: task).map { $0.progress.upload }
+        frontend(of: task).map { $0.progress.upload }
     }
 
     /// The task's download progress while it runs (nil once it completed, or
     /// for a task of another manager).
     public func downloadProgress(for task: URLSessionTask) -> Progress? {
-        driver(of: task).map { $0.progress.download }
+        frontend(of: task).map { $0.progress.download }
     }
 
-    /// The driver of an unfinished task of this manager.
-    func driver(of task: URLSessionTask) -> SessionTaskDriver? {
-        guard let driver = ownDriver(of: task), driver.taskState != .completed else { return nil }
-        return driver
+    /// The front-end of an unfinished task of this manager.
+    func frontend(of task: URLSessionTask) -> SessionTaskFrontend? {
+        guard let frontend = ownFrontend(of: task), frontend.taskState != .completed else { return nil }
+        return frontend
     }
 
-    /// The driver of a task of this manager, finished or not.
-    func ownDriver(of task: URLSessionTask) -> SessionTaskDriver? {
-        guard let driver = (task as? ManagedSessionTask)?.driver, driver.context.manager === self else { return nil }
-        return driver
+    /// The front-end of a task of this manager, finished or not.
+    func ownFrontend(of task: URLSessionTask) -> SessionTaskFrontend? {
+        guard let frontend = (task as? ManagedSessionTask)?.frontend, frontend.context.manager === self else { return nil }
+        return frontend
     }
 
     // MARK: - URLSessionDelegate

@@ -24,7 +24,7 @@ final class ManagedSession: URLSession, @unchecked Sendable {
     private let queue: OperationQueue
     let settings: SessionSettings
     let events: DelegateEventQueue
-    private let registry = LockedState(SessionRegistry<SessionTaskDriver>())
+    private let registry = LockedState(SessionRegistry<SessionTaskFrontend>())
 
     init(manager: URLSessionManager, configuration: URLSessionConfiguration, events: DelegateEventQueue) {
         owner = ManagerReference(manager)
@@ -59,7 +59,7 @@ final class ManagedSession: URLSession, @unchecked Sendable {
     /// Makes a task with `build` (told whether the session still takes
     /// tasks) and registers it, in one step: an invalidation cannot slip in
     /// between and miss it. `build` makes objects only; it runs no caller code.
-    func register(identifier: Int, accepting: Bool, build: (_ admitted: Bool) -> SessionTaskDriver) {
+    func register(identifier: Int, accepting: Bool, build: (_ admitted: Bool) -> SessionTaskFrontend) {
         registry.withLock { registry in
             let admitted = accepting && registry.phase == .active
             let driver = build(admitted)
@@ -67,7 +67,7 @@ final class ManagedSession: URLSession, @unchecked Sendable {
         }
     }
 
-    func replaceTask(identifier: Int, with driver: SessionTaskDriver, newIdentifier: Int) {
+    func replaceTask(identifier: Int, with driver: SessionTaskFrontend, newIdentifier: Int) {
         registry.withLock { $0.replace(identifier: identifier, with: driver, newIdentifier: newIdentifier) }
     }
 
@@ -91,7 +91,7 @@ final class ManagedSession: URLSession, @unchecked Sendable {
         perform(registry.withLock { $0.invalidate(cancelling: cancelling) })
     }
 
-    private func perform(_ action: SessionRegistry<SessionTaskDriver>.Action) {
+    private func perform(_ action: SessionRegistry<SessionTaskFrontend>.Action) {
         switch action {
         case .none:
             break

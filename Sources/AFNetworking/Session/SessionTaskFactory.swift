@@ -45,7 +45,7 @@ struct SessionTaskFactory {
         let progress = TaskProgress(reported: .download, uploadBlock: uploadProgress, downloadBlock: downloadProgress)
         let prepared = session.settings.applied(to: request)
         return make(.data, request: prepared, completion: completion, progress: progress, destination: nil,
-                    expectedToSend: Self.bodyLength(of: prepared), delivery: delivery) { SessionDataTask(driver: $0, identifier: $1) }
+                    expectedToSend: Self.bodyLength(of: prepared), delivery: delivery) { SessionDataTask(frontend: $0, identifier: $1) }
     }
 
     func makeUploadTask(_ request: URLRequest, body: UploadSource, completion: SessionTaskCompletion,
@@ -77,10 +77,10 @@ struct SessionTaskFactory {
             expected = Self.bodyLength(of: prepared)
         }
         return make(.upload(kind), request: prepared, completion: completion, progress: progress, destination: nil,
-                    expectedToSend: expected, delivery: delivery) { SessionUploadTask(driver: $0, identifier: $1) }
+                    expectedToSend: expected, delivery: delivery) { SessionUploadTask(frontend: $0, identifier: $1) }
     }
 
-    func makeDownloadTask(_ source: DownloadSource, destination: SessionTaskDriver.Destination?,
+    func makeDownloadTask(_ source: DownloadSource, destination: SessionTaskFrontend.Destination?,
                           completion: SessionTaskCompletion, progress block: ProgressBlock? = nil,
                           delivery: Delivery = .completionQueue) -> URLSessionDownloadTask {
         let progress = TaskProgress(reported: .download, uploadBlock: nil, downloadBlock: block)
@@ -102,19 +102,19 @@ struct SessionTaskFactory {
             }
         }
         return make(.download(kind), request: request, completion: completion, progress: progress, destination: destination,
-                    expectedToSend: 0, delivery: delivery) { SessionDownloadTask(driver: $0, identifier: $1) }
+                    expectedToSend: 0, delivery: delivery) { SessionDownloadTask(frontend: $0, identifier: $1) }
     }
 
     private func make<Task: URLSessionTask & ManagedSessionTask>(
         _ kind: SessionTaskKind, request: URLRequest, completion: SessionTaskCompletion, progress: TaskProgress,
-        destination: SessionTaskDriver.Destination?, expectedToSend: Int64, delivery: Delivery,
-        build: (SessionTaskDriver, Int) -> Task
+        destination: SessionTaskFrontend.Destination?, expectedToSend: Int64, delivery: Delivery,
+        build: (SessionTaskFrontend, Int) -> Task
     ) -> Task {
         let identifier = TaskIdentifiers.next()
         // The policy as it is now: later changes to the manager's object do not reach this task.
         let policy = manager?.securityPolicy
         let snapshot = policy.flatMap { $0.isStandardVerification ? nil : $0.copy() as? SecurityPolicy }
-        let context = SessionTaskDriver.Context(manager: manager, session: session, events: session.events, securityPolicy: snapshot,
+        let context = SessionTaskFrontend.Context(manager: manager, session: session, events: session.events, securityPolicy: snapshot,
                                                 skipsUnobservedCalls: manager?.ownsDelegateMethods ?? true,
                                                 clientCertificate: manager?.clientCertificate,
                                                 retryPolicy: manager?.retryPolicy,
@@ -123,7 +123,7 @@ struct SessionTaskFactory {
                                                 deliversInPlace: delivery == .inPlace)
         var made: Task?
         session.register(identifier: identifier, accepting: manager != nil) { admitted in
-            let driver = SessionTaskDriver(kind: kind, request: request, context: context, completion: completion, progress: progress,
+            let driver = SessionTaskFrontend(kind: kind, request: request, context: context, completion: completion, progress: progress,
                                            destination: destination, identifier: identifier, bytesExpectedToSend: expectedToSend,
                                            admitted: admitted)
             let task = build(driver, identifier)

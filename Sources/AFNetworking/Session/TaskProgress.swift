@@ -25,7 +25,7 @@ final class TaskProgress: Sendable {
         var upload = Side()
         var download = Side()
         /// The task that `cancel()`, `pause()` and `resume()` on either object act on.
-        weak var driver: SessionTaskDriver?
+        weak var driver: SessionTaskFrontend?
 
         subscript(direction: Direction) -> Side {
             get { direction == .upload ? upload : download }
@@ -58,7 +58,7 @@ final class TaskProgress: Sendable {
     }
 
     /// The handlers of the objects made from now on (and of one made already) reach `driver`.
-    func connect(to driver: SessionTaskDriver) {
+    func connect(to driver: SessionTaskFrontend) {
         let made = state.withLock { state -> [Progress] in
             state.driver = driver
             return [state.upload.object, state.download.object].compactMap { $0 }
@@ -127,7 +127,7 @@ final class TaskProgress: Sendable {
         }
     }
 
-    private static func make(_ side: Side, adoptedByCurrent: Bool, driver: SessionTaskDriver?) -> Progress {
+    private static func make(_ side: Side, adoptedByCurrent: Bool, driver: SessionTaskFrontend?) -> Progress {
         let progress = adoptedByCurrent ? Progress(totalUnitCount: side.total) : Progress(parent: nil, userInfo: nil)
         progress.totalUnitCount = side.total
         progress.completedUnitCount = side.completed
@@ -137,7 +137,7 @@ final class TaskProgress: Sendable {
         return progress
     }
 
-    private static func connect(_ progress: Progress, to driver: SessionTaskDriver) {
+    private static func connect(_ progress: Progress, to driver: SessionTaskFrontend) {
         progress.cancellationHandler = { [weak driver] in driver?.cancel() }
         progress.pausingHandler = { [weak driver] in driver?.suspend() }
         progress.resumingHandler = { [weak driver] in driver?.resume() }

@@ -15,7 +15,7 @@ extension URLSessionTask {
     public func cURLDescription() -> String {
         var storage: HTTPCookieStorage? = CookieHandling.sharedStorage
         if let managed = self as? ManagedSessionTask {
-            let settings = managed.driver.context.session.settings
+            let settings = managed.frontend.context.session.settings
             storage = settings.sendsCookies ? settings.cookieStorage : nil
         }
         return CURLCommand.describe(currentRequest ?? originalRequest, adding: .init(cookieStorage: storage))

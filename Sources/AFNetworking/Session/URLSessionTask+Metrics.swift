@@ -8,6 +8,6 @@ extension URLSessionTask {
     /// once its outcome is known — in its completion handler already (nil for
     /// other tasks, and for cached answers).
     public var transferMetrics: TransferMetrics? {
-        (self as? ManagedSessionTask)?.driver.requestDriver.finishedMetrics
+        (self as? ManagedSessionTask)?.frontend.requestDriver.finishedMetrics
     }
 }

@@ -17,9 +17,9 @@ extension URLSessionTask {
     /// Only tasks made by this package's session managers are capped; on
     /// any other `URLSessionTask` the cap reads 0 and setting it does nothing.
     public var maximumDownloadBytesPerSecond: Int64 {
-        get { (self as? ManagedSessionTask)?.driver.state.withLock { $0.downloadLimiter?.bytesPerSecond } ?? 0 }
+        get { (self as? ManagedSessionTask)?.frontend.state.withLock { $0.downloadLimiter?.bytesPerSecond } ?? 0 }
         set {
-            guard let driver = (self as? ManagedSessionTask)?.driver else { return }
+            guard let driver = (self as? ManagedSessionTask)?.frontend else { return }
             let limiter = newValue > 0 ? TransferRateLimiter(bytesPerSecond: newValue) : nil
             driver.state.withLock { $0.downloadLimiter = limiter }
         }
@@ -29,9 +29,9 @@ extension URLSessionTask {
     /// paces the request body with it. Read when each request of the task is
     /// sent; only tasks of this package's session managers are capped.
     public var maximumUploadBytesPerSecond: Int64 {
-        get { (self as? ManagedSessionTask)?.driver.state.withLock { $0.maximumUploadBytesPerSecond } ?? 0 }
+        get { (self as? ManagedSessionTask)?.frontend.state.withLock { $0.maximumUploadBytesPerSecond } ?? 0 }
         set {
-            guard let driver = (self as? ManagedSessionTask)?.driver else { return }
+            guard let driver = (self as? ManagedSessionTask)?.frontend else { return }
             driver.state.withLock { $0.maximumUploadBytesPerSecond = max(newValue, 0) }
         }
     }

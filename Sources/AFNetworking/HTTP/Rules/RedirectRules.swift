@@ -6,7 +6,7 @@ import FoundationNetworking
 
 /// How a redirected request is made from the one that was redirected, as
 /// browsers and NSURLConnection do it. Pure: a body stream is kept as is (the
-/// adapter sends a fresh copy; copying runs caller code).
+/// driver sends a fresh copy; copying runs caller code).
 enum RedirectRules {
     static func request(following response: ReceivedResponse, from request: URLRequest) -> Result<URLRequest, NSError> {
         guard let target = response.redirectURL, let scheme = target.scheme?.lowercased(),

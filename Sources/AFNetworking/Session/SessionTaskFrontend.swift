@@ -59,7 +59,7 @@ enum TaskIdentifiers {
     }
 }
 
-/// A session task's adapter to the transfer machine, as
+/// A session task's front-end (`RequestFrontend`) of its `RequestDriver`, as
 /// `URLConnectionOperation` is an operation's: the task objects
 /// (`SessionDataTask` & co.) forward their `URLSessionTask` API here. The
 /// lifecycle is run by `requestDriver` (the task's `state` is derived from
@@ -68,7 +68,7 @@ enum TaskIdentifiers {
 /// adds for delivery — the task object and identifier the delegate calls
 /// name, the reports batched for the manager's `operationQueue` — lives in
 /// `state`. The two locks are never held together.
-final class SessionTaskDriver: @unchecked Sendable {
+final class SessionTaskFrontend: @unchecked Sendable {
     // @unchecked: mutable state is inside `state` (LockedState) and the driver;
     // `progress` is changed only on the manager's operation queue.
 

@@ -9,7 +9,7 @@ import FoundationNetworking
 /// counts collect in `PendingReports` and are delivered by one flush per
 /// burst; a response head is a barrier (what came before it is delivered
 /// before it, what comes after, after it).
-extension SessionTaskDriver {
+extension SessionTaskFrontend {
     func didReceiveHead(_ response: ReceivedResponse, route: TransferStateMachine.BodyRoute, writer: ResponseBodyWriter?) {
         guard route == .output else { return }
         deliverPendingReports()
@@ -177,7 +177,7 @@ extension SessionTaskDriver {
     /// delegate hears of the download task before anything about it.
     private func becomeDownload() {
         let identifier = TaskIdentifiers.next()
-        let downloadTask = SessionDownloadTask(driver: self, identifier: identifier)
+        let downloadTask = SessionDownloadTask(frontend: self, identifier: identifier)
         let (previous, oldIdentifier) = state.withLock { state -> (URLSessionTask?, Int) in
             let previous = state.task.task
             state.task = .strong(downloadTask)
@@ -205,7 +205,7 @@ extension SessionTaskDriver {
     }
 }
 
-extension SessionTaskDriver.PendingReports {
+extension SessionTaskFrontend.PendingReports {
     /// Takes everything pending; the next report schedules a new flush.
     mutating func take() -> Self {
         var taken = self

@@ -10,7 +10,7 @@ import FoundationNetworking
 /// `completionGroup` (a task made by an `async` call: where it was
 /// serialized), then the task is finished and `AFNetworkingTaskDidComplete`
 /// is posted on the main queue.
-extension SessionTaskDriver {
+extension SessionTaskFrontend {
     /// Runs the completion pipeline for `task` (from the delegate queue, once
     /// the delegate's part of the end is done).
     func deliverCompletion(_ task: URLSessionTask, _ outcome: TransferStateMachine.Outcome, download: SessionTaskOutput.File) {

@@ -7,8 +7,8 @@ import FoundationNetworking
 /// The end of a task, in 2.7's order: on the operation queue the resume-data
 /// handler, the did-finish-downloading call (which moves the file), the
 /// will-cache call, the did-complete call and the session's bookkeeping;
-/// then the completion handler (`SessionTaskDriver+Delivery.swift`).
-extension SessionTaskDriver {
+/// then the completion handler (`SessionTaskFrontend+Delivery.swift`).
+extension SessionTaskFrontend {
     /// The task shows `.canceling` (or `.running`) until its delegate queue
     /// gets to its end; `.completed` from then on. A data task whose delegate
     /// has not answered its response yet waits for the answer — also for an

@@ -8,7 +8,7 @@ import Logging
 /// The task as its driver's front-end: the hop's settings come from the
 /// session's configuration; questions (redirect, challenge, a new body
 /// stream) and reports become delegate calls on the manager's operation queue.
-extension SessionTaskDriver: RequestFrontend {
+extension SessionTaskFrontend: RequestFrontend {
     func transferEnvironment(for url: URL?) -> TransferEnvironment {
         var environment = context.session.settings.environment(for: url, securityPolicy: context.securityPolicy,
                                                                usesCache: !kind.isDownload, reportsUploadProgress: true)
@@ -43,7 +43,7 @@ extension SessionTaskDriver: RequestFrontend {
             // Each hop that still carries the body reads the file again
             // (nothing to ask anyone); one redirected to a GET carries none.
             guard request.httpBodyStream != nil else { return ready(.success(request)) }
-            ready(SessionTaskDriver.request(request, streamingFrom: file, measuringLength: measuredAtStart))
+            ready(SessionTaskFrontend.request(request, streamingFrom: file, measuringLength: measuredAtStart))
         case .data, .upload(.data), .upload(.stream):
             guard consumedBodyStream else { return ready(.success(request)) }
             askForNewBodyStream(request, ready: ready)
@@ -224,10 +224,10 @@ extension SessionTaskDriver: RequestFrontend {
 /// is the same as through the completion handler (the first answer counts).
 final class SessionChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
     // @unchecked: immutable after init.
-    private weak var driver: SessionTaskDriver?
+    private weak var driver: SessionTaskFrontend?
     private let token: UInt64
 
-    init(driver: SessionTaskDriver, token: UInt64) {
+    init(driver: SessionTaskFrontend, token: UInt64) {
         self.driver = driver
         self.token = token
     }
