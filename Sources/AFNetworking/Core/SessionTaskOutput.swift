@@ -47,7 +47,9 @@ struct SessionTaskOutput {
         /// The delegate has been told of the download task a data task became.
         case downloadAnnounced
         /// The transfer's output is final: the task's end may continue.
-        case outcomeFinal(TransferStateMachine.Outcome)
+        /// `unobserved`: nobody can see the delegate queue's part of it (see
+        /// `End.withCompletionWork`).
+        case outcomeFinal(TransferStateMachine.Outcome, unobserved: Bool = false)
         /// The file a download writes was opened (the driver installed its
         /// writer unless the outcome was decided meanwhile: `installed`).
         case fileOpened(URL, installed: Bool)
@@ -66,8 +68,8 @@ struct SessionTaskOutput {
         case fileMoved(to: URL, error: NSError?, temporary: URL)
         /// `cancel(byProducingResumeData:)`.
         case resumeDataWanted(ResumeDataHandler)
-        /// The delegate's part of the end begins: waiting handlers get nil
-        /// unless the data was decided.
+        /// The task's part of the end begins: waiting handlers get nil unless
+        /// the data was decided.
         case completionStarted
         /// The task's end is being delivered; `rawHandlerTakesFile`: a
         /// `URLSession` download handler gets the complete file itself.
@@ -91,9 +93,26 @@ struct SessionTaskOutput {
         case resumeData([ResumeDataHandler], Data?, removing: URL?)
         /// The file's final state for the completion; delete `removing` if set.
         case finish(File, removing: URL?)
+        /// The end runs with the completion work, not on the delegate queue
+        /// (`End.withCompletionWork`).
+        case endWithCompletionWork
+    }
+
+    /// Where the task's part of its end runs, decided when the output is final.
+    enum End {
+        case undecided
+        /// On the manager's `operationQueue`, in 2.7's order of delegate calls.
+        case onDelegateQueue
+        /// With the completion work (the processing queue or the caller's
+        /// completion queue), one hand-off fewer: a data or upload task of a
+        /// manager whose delegate methods are its own, with none of the blocks
+        /// that see a task's data, progress or end, and no `Progress` object
+        /// or block: none of the delegate queue's calls would be seen.
+        case withCompletionWork
     }
 
     private(set) var decision = ResponseDecision()
+    private(set) var end = End.undecided
     private(set) var file = File.none
     private var resumeData = ResumeData.pending([])
 
@@ -108,7 +127,9 @@ struct SessionTaskOutput {
             return action(for: decision.cancelWhileAsking())
         case .downloadAnnounced:
             return decision.downloadAnnounced().map { .proceed($0) } ?? .none
-        case .outcomeFinal(let outcome):
+        case .outcomeFinal(let outcome, let unobserved):
+            precondition(end == .undecided, "outcomeFinal twice")
+            end = unobserved ? .withCompletionWork : .onDelegateQueue
             return decision.outcomeFinal(outcome).map { .proceed($0) } ?? .none
         case .fileOpened(let url, let installed):
             precondition(isFileNone, "Invalid state for fileOpened: \(file)")
@@ -152,6 +173,11 @@ struct SessionTaskOutput {
             }
         case .completionStarted:
             let handlers = decideResumeData(nil)
+            if end == .withCompletionWork {
+                // Only a data or upload task ends there: no resume data is ever asked of one.
+                precondition(handlers.isEmpty, "resume data handlers for a task ending with its completion work")
+                return .endWithCompletionWork
+            }
             return handlers.isEmpty ? .none : .resumeData(handlers, nil, removing: nil)
         case .taskFinishing(let rawHandlerTakesFile):
             switch file {

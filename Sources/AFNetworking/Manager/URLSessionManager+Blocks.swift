@@ -43,6 +43,15 @@ extension URLSessionManager {
         }
     }
 
+    /// Whether a block is set that sees a task's data, progress or end on
+    /// the `operationQueue` (then those calls are made there).
+    var observesTaskFlow: Bool {
+        blocks.withLock { blocks in
+            blocks.taskDidSendBodyData != nil || blocks.taskDidComplete != nil || blocks.dataTaskDidReceiveResponse != nil
+                || blocks.dataTaskDidReceiveData != nil || blocks.dataTaskWillCacheResponse != nil
+        }
+    }
+
     // MARK: - Session
 
     /// Runs when the invalidated session has no task left (error nil).

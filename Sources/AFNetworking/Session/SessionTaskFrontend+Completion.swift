@@ -17,6 +17,12 @@ extension SessionTaskFrontend {
     /// interceptor held back and then kept): it is asked about now, as
     /// `URLSession` asks about a cached response.
     func outputIsFinal(_ outcome: TransferStateMachine.Outcome, driver: RequestDriver) {
+        if endsWithCompletionWork(outcome) {
+            // Nobody sees the delegate queue's part: it runs with the completion work (`runCompletion`).
+            if outcome.error == nil, outcome.response != nil { askAboutResponseIfNotAsked { outcome.urlResponse } }
+            if case .proceed(let final) = driver.handle(.outcomeFinal(outcome, unobserved: true)) { driver.outputFinished(final) }
+            return
+        }
         context.events.submit { [self] in
             if outcome.error == nil, outcome.response != nil { askAboutResponseIfNotAsked { outcome.urlResponse } }
             // Parked (nothing to do now) while the response's answer is outstanding.
@@ -24,14 +30,49 @@ extension SessionTaskFrontend {
         }
     }
 
-    /// On the delegate queue (from `outputIsFinal`, or a response answer that released a parked end).
+    /// Whether the task's part of this end may run with the completion work
+    /// instead of on the delegate queue (`SessionTaskOutput.End`): nobody
+    /// observes the task's flow or progress and no report waits for that
+    /// queue. A cancelled task still ends there (it shows `.canceling` until
+    /// that queue reaches its end, as `URLSession`'s do), and so does any task
+    /// while the caller holds the queue suspended (which holds its tasks' ends).
+    private func endsWithCompletionWork(_ outcome: TransferStateMachine.Outcome) -> Bool {
+        guard !outcome.isCancellation, flowIsUnobserved, progress.isUnobserved, let manager = context.manager,
+              !manager.operationQueue.isSuspended else { return false }
+        return !state.withLock { $0.reports.scheduled }
+    }
+
+    /// On the delegate queue (from `outputIsFinal`, or a response answer that
+    /// released a parked end); for an end nobody observes, wherever the output
+    /// became final (the network thread included): then the task's part runs
+    /// first in the completion work, off that thread.
     func runCompletion(_ outcome: TransferStateMachine.Outcome) {
+        let started = requestDriver.handle(.completionStarted)
+        if case .endWithCompletionWork = started { return finishWithCompletionWork(outcome) }
         deliverPendingReportsNow()
         // Handlers still waiting for resume data get nil, before the did-complete call.
-        if case .resumeData(let handlers, let data, _) = requestDriver.handle(.completionStarted) {
+        if case .resumeData(let handlers, let data, _) = started {
             for handler in handlers { handler(data) }
         }
         finishOnDelegateQueue(outcome)
+    }
+
+    /// The end of a task nobody observes (`SessionTaskOutput.End.withCompletionWork`):
+    /// what the delegate queue would do — the cache and cookies, progress, the
+    /// session's task list, the did-complete call (the manager's own, which
+    /// only looks for a block) — runs at the start of the completion work,
+    /// before the handler, in the same order.
+    private func finishWithCompletionWork(_ outcome: TransferStateMachine.Outcome) {
+        guard let task = currentTask else {
+            requestDriver.handle(.completionFinished)
+            return
+        }
+        deliverCompletion(task, outcome, download: .none) { [self] in
+            deliverPendingReportsNow()
+            reportBodyNotSeenAsItArrived(outcome, task: task)
+            if let proposal = requestDriver.recordResponse(outcome) { proposal.commit(proposal.proposal) }
+            finishTask(task, outcome, delivering: false)
+        }
     }
 
     /// The delegate's part of the end: files, cache, did-complete.
@@ -91,7 +132,8 @@ extension SessionTaskFrontend {
         carryOut(requestDriver.handle(.fileMoved(to: destination, error: error, temporary: temporary)))
     }
 
-    private func finishTask(_ task: URLSessionTask, _ outcome: TransferStateMachine.Outcome) {
+    /// `delivering`: runs the completion pipeline too (false: it is already running this).
+    private func finishTask(_ task: URLSessionTask, _ outcome: TransferStateMachine.Outcome, delivering: Bool = true) {
         if outcome.error == nil { progress.finish() }
         // A complete file nobody took goes, unless the raw handler gets it.
         var rawHandlerTakesFile = false
@@ -105,7 +147,7 @@ extension SessionTaskFrontend {
         // a block observing the end sees it before the caller's handler runs.
         context.manager?.urlSession(context.session, task: task, didCompleteWithError: outcome.error)
         context.session.taskDidComplete(identifier: identifier)
-        deliverCompletion(task, outcome, download: download)
+        if delivering { deliverCompletion(task, outcome, download: download) }
         // The task object no longer needs its driver to reach it.
         state.withLock { $0.task = .released }
     }

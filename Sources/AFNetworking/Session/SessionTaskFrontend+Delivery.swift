@@ -12,8 +12,10 @@ import FoundationNetworking
 /// is posted on the main queue.
 extension SessionTaskFrontend {
     /// Runs the completion pipeline for `task` (from the delegate queue, once
-    /// the delegate's part of the end is done).
-    func deliverCompletion(_ task: URLSessionTask, _ outcome: TransferStateMachine.Outcome, download: SessionTaskOutput.File) {
+    /// the delegate's part of the end is done; or with that part as `prelude`,
+    /// run first where the response is serialized).
+    func deliverCompletion(_ task: URLSessionTask, _ outcome: TransferStateMachine.Outcome, download: SessionTaskOutput.File,
+                           prelude: (@Sendable () -> Void)? = nil) {
         let manager = context.manager
         let serializer = manager?.responseSerializer
         // Where the did-finish-downloading call moved the file, or why it could not; a raw handler's temporary file.
@@ -28,6 +30,7 @@ extension SessionTaskFrontend {
             requestDriver.handle(.completionFinished)
         }
         pipeline.run { [self] in
+            prelude?()
             // Built here, not on the serial delegate queue: making an
             // HTTPURLResponse is the costliest step of a small request.
             let response = finalResponse(outcome)

@@ -53,6 +53,7 @@ extension SessionTaskFrontend {
     }
 
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer, progress report: TransferStateMachine.Progress, writer: ResponseBodyWriter?) {
+        if recordUnobserved(.download, completed: report.total, expected: report.expected) { return }
         // Chunks are handed to the did-receive-data call only when someone can see them.
         let chunk = writer == nil && (!context.skipsUnobservedCalls || context.manager?.hasBlock(.dataTaskDidReceiveData) == true)
             ? Data(bytes) : nil
@@ -66,10 +67,36 @@ extension SessionTaskFrontend {
     }
 
     func didSendBody(bytes: Int, total: Int64, expected: Int64) {
+        if recordUnobserved(.upload, completed: total, expected: expected) {
+            state.withLock { state in
+                state.bytesSent = total
+                if expected >= 0 { state.bytesExpectedToSend = expected }
+            }
+            return
+        }
         enqueueReport { reports in
             reports.sentSinceLast += Int64(bytes)
             reports.sent = (total, expected)
         }
+    }
+
+    /// Whether nobody can see this task's reports and end on the
+    /// `operationQueue`: the manager's delegate methods are its own (no
+    /// subclass), none of the blocks that see a task's data, progress or end
+    /// is set, and it is a data or upload task that stayed one.
+    var flowIsUnobserved: Bool {
+        guard context.skipsUnobservedCalls, let manager = context.manager, !manager.observesTaskFlow else { return false }
+        if case .download = kind { return false }
+        return !requestDriver.becameDownload
+    }
+
+    /// Counts nobody can see are stored at once instead of being sent to the
+    /// operation queue, one event per burst, to store them there. Only while
+    /// no report waits for a flush, so counts never go back: the network
+    /// thread is the only producer of reports, and a flush only takes them.
+    private func recordUnobserved(_ direction: TaskProgress.Direction, completed: Int64, expected: Int64) -> Bool {
+        guard flowIsUnobserved, !state.withLock({ $0.reports.scheduled }) else { return false }
+        return progress.recordUnobserved(direction, completed: completed, expected: expected)
     }
 
     /// Adds to the pending reports and schedules a flush unless one is on its way.
@@ -165,7 +192,7 @@ extension SessionTaskFrontend {
         case .resumeData(let handlers, let data, let removing):
             if let removing { DownloadFile.remove(removing) }
             for handler in handlers { context.events.submit { handler(data) } }
-        case .askAboutResponse, .finish:
+        case .askAboutResponse, .finish, .endWithCompletionWork:
             preconditionFailure("\(action) is carried out where it is decided")
         }
     }

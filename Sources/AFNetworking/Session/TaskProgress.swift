@@ -3,7 +3,8 @@ import Foundation
 
 /// A task's upload and download `Progress` (AFNetworking 3) and the progress
 /// blocks its factory was given. Counts change only on the manager's
-/// `operationQueue`, where the blocks are called after each change.
+/// `operationQueue`, where the blocks are called after each change — unless
+/// nobody can see them (no object, no block: `recordUnobserved`).
 ///
 /// The `Progress` objects are made when first needed — read (`task.progress`,
 /// the manager's `uploadProgress(for:)`), handed to a block, or adopted by a
@@ -77,6 +78,25 @@ final class TaskProgress: Sendable {
         }
         guard changed else { return }
         publish(direction)
+    }
+
+    /// Whether nobody can see the counts change: no object made, no block.
+    /// (An object made later starts from the counts so far.)
+    var isUnobserved: Bool {
+        uploadBlock == nil && downloadBlock == nil && state.withLock { $0.upload.object == nil && $0.download.object == nil }
+    }
+
+    /// Stores new counts for `direction` where they change, without the
+    /// operation queue, when nobody can see them; false (nothing stored) when
+    /// an object or a block exists: then counts change on the queue.
+    func recordUnobserved(_ direction: Direction, completed: Int64, expected: Int64) -> Bool {
+        if (direction == .upload ? uploadBlock : downloadBlock) != nil { return false }
+        return state.withLock { state -> Bool in
+            guard state[direction].object == nil else { return false }
+            state[direction].total = expected >= 0 ? expected : -1
+            state[direction].completed = completed
+            return true
+        }
     }
 
     /// A successful transfer: each direction that moved bytes ends at exactly
