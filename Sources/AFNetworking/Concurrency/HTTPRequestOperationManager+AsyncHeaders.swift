@@ -31,7 +31,7 @@ extension HTTPRequestOperationManager {
     public func post(_ URLString: String, parameters: [String: Any]? = nil, headers: [String: String]?,
                      constructingBodyWith block: @escaping @Sendable (MultipartFormData) throws -> Void)
         async throws -> sending (response: HTTPURLResponse, responseObject: Any?) {
-try await awaitOperation(try verbRequest("POST", URLString, .multipart(fields: parameters, block: block), headers)).value
+        try await awaitOperation(try verbRequest("POST", URLString, .multipart(fields: parameters, block: block), headers)).value
     }
 
     /// PUT with per-call header fields; returns the response and the response serializer's object.

@@ -17,9 +17,11 @@ extension RequestDriver {
             return
         }
         let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
-        // A stale-while-revalidate request goes with this request's settings.
+        // A stale-while-revalidate request goes with this request's settings, on its engine.
+        let engine = self.engine
         let revalidate = { (revalidation: URLRequest, stored: CachedURLResponse, key: String) in
-            StaleRevalidation.start(revalidation, stored: stored, key: key, cache: cache, policyTag: tag, environment: environment)
+            StaleRevalidation.start(revalidation, stored: stored, key: key, cache: cache, policyTag: tag, environment: environment,
+                                    engine: engine)
         }
         let plan = CacheRules.plan(for: request, sent: { environment.requestAsSent(request) }, cache: cache, policyTag: tag,
                                    revalidateInBackground: revalidate)

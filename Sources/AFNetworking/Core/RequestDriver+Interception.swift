@@ -20,7 +20,7 @@ struct InterceptionPlan: Sendable {
 }
 
 /// Asking the request interceptor: both questions run off the network thread
-/// (see `Effect.mustLeaveEngineThread`), after the lock is released, and
+/// (see `Effect.placement`), after the lock is released, and
 /// their answers come back as events named by the machine's token.
 extension RequestDriver {
     /// Asks the interceptor to adapt an attempt's request, on the processing

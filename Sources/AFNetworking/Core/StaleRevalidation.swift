@@ -45,37 +45,46 @@ final class StaleRevalidation: RequestFrontend, @unchecked Sendable {
     private let driver: RequestDriver
 
     private init(slot: String, request: URLRequest, stored: CachedURLResponse, key: String, cache: URLCache, policyTag: String,
-                 environment: TransferEnvironment) {
+                 environment: TransferEnvironment, engine: any TransferEngine) {
         self.slot = slot
         self.request = request
         self.stored = stored
         self.key = key
         self.cache = cache
         self.policyTag = policyTag
-        // Its own answer is never taken from the cache, nor stored by the driver's rules.
+        // Its own answer is never taken from the cache, nor stored by the
+        // driver's rules; it is nobody's span, and no rate cap of the request
+        // that triggered it (an operation's, its graph's) slows it or is spent on it.
         var own = environment
         own.cache = nil
         own.trace = nil
+        own.receiveLimiters = []
+        own.maximumReceiveBytesPerSecond = 0
+        own.maximumSendBytesPerSecond = 0
         self.environment = own
         bodyLimit = Int64(max(cache.memoryCapacity, cache.diskCapacity) / 20)
         var configuration = TransferStateMachine.Configuration()
         configuration.consultsCache = false
-        driver = RequestDriver(configuration: configuration)
+        driver = RequestDriver(configuration: configuration, engine: engine)
         driver.attach(self)
     }
 
-    /// Sends `request` (the stored entry's conditional request) unless the
-    /// entry is already being revalidated. Off the network thread (the
-    /// driver reads the cookie storage and builds the transfer here).
+    /// Sends `request` (the stored entry's conditional request) on `engine`
+    /// (the triggering request's) unless the entry is already being
+    /// revalidated. Off the network thread (the driver reads the cookie
+    /// storage and builds the transfer here).
     static func start(_ request: URLRequest, stored: CachedURLResponse, key: String, cache: URLCache, policyTag: String,
-                      environment: TransferEnvironment) {
+                      environment: TransferEnvironment, engine: any TransferEngine) {
         NetworkThread.assertNotCurrent()
         let slot = "\(ObjectIdentifier(cache).hashValue) \(policyTag) \(key)"
         guard running.withLock({ $0.insert(slot).inserted }) else { return }
         let revalidation = StaleRevalidation(slot: slot, request: request, stored: stored, key: key, cache: cache, policyTag: policyTag,
-                                             environment: environment)
-        // The driver holds its front-end until the request is over.
-        revalidation.driver.handle(.start(request, output: nil, retry: nil, budget: nil, cancelled: false))
+                                             environment: environment, engine: engine)
+        // Alive through the start, which makes the driver hold its front-end
+        // until the request is over (the driver's own reference is unowned).
+        withExtendedLifetime(revalidation) {
+            _ = revalidation.driver.handle(.start(request, output: nil, retry: nil, budget: nil, cancelled: false))
+        }
     }
 
     /// Whether a revalidation of `key` is under way (tests wait for it to end).

@@ -15,7 +15,7 @@ import FoundationNetworking
 /// report or answer that is no longer current (cancelled, paused,
 /// superseded) is a named race ignored here, once, rather than by guards in
 /// each handler, and one that cannot happen — a tag or token never handed
-/// out, a report after its transfer's end, an answer of the wrong kind —
+/// out, a report after the newest ended transfer's end, an answer of the wrong kind —
 /// traps with the event and the state (`TransferStateMachine+Unexpected.swift`).
 struct TransferStateMachine {
     /// Fixed for the machine's life.
@@ -174,7 +174,10 @@ struct TransferStateMachine {
     /// The last question token handed out (tokens count up from 1).
     private(set) var nextToken: UInt64 = 0
     /// The tag of the last transfer whose end (completed, or could not
-    /// start) the machine took: the engine reports nothing after that.
+    /// start) the machine took: the engine reports nothing after that. (Set
+    /// only by those two events, in `TransferStateMachine+Transfer.swift` and
+    /// here; an earlier ended transfer's late report is taken for a
+    /// superseded one's.)
     var endedTag: UInt64 = 0
     /// The body stream an earlier hop handed to a transfer (consumed by it).
     private var sentBodyStream: ObjectIdentifier?

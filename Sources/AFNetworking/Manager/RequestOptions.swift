@@ -21,6 +21,9 @@ import FoundationNetworking
 /// `httpRequestOperation(withHTTPMethod:…)`) reads the options in scope when
 /// it builds its request; the scope is the calling thread's (or task's, and
 /// the child tasks it starts), so concurrent callers do not see each other's.
+/// A `with` inside another replaces the outer options for its body (it
+/// does not merge them); an unstructured `Task { }` started in the scope
+/// keeps the options it started with, as task-locals do.
 /// An option left nil keeps what the serializer gives. An option that cannot
 /// be applied fails the call as a bad header does — `NSURLErrorBadURL` in
 /// `NSURLErrorDomain`, through `failure(nil, error)` or thrown — and nothing

@@ -62,13 +62,13 @@ final class ManagedSession: URLSession, @unchecked Sendable {
     func register(identifier: Int, accepting: Bool, build: (_ admitted: Bool) -> SessionTaskFrontend) {
         registry.withLock { registry in
             let admitted = accepting && registry.phase == .active
-            let driver = build(admitted)
-            if admitted { _ = registry.add(driver, identifier: identifier) }
+            let frontend = build(admitted)
+            if admitted { _ = registry.add(frontend, identifier: identifier) }
         }
     }
 
-    func replaceTask(identifier: Int, with driver: SessionTaskFrontend, newIdentifier: Int) {
-        registry.withLock { $0.replace(identifier: identifier, with: driver, newIdentifier: newIdentifier) }
+    func replaceTask(identifier: Int, with frontend: SessionTaskFrontend, newIdentifier: Int) {
+        registry.withLock { $0.replace(identifier: identifier, with: frontend, newIdentifier: newIdentifier) }
     }
 
     /// A task's did-complete call has run (on the operation queue).
@@ -95,8 +95,8 @@ final class ManagedSession: URLSession, @unchecked Sendable {
         switch action {
         case .none:
             break
-        case .cancel(let drivers):
-            drivers.forEach { $0.cancel() }
+        case .cancel(let frontends):
+            frontends.forEach { $0.cancel() }
         case .becameInvalid:
             becameInvalid()
         }

@@ -7,7 +7,9 @@ import FoundationNetworking
 /// The end of a task, in 2.7's order: on the operation queue the resume-data
 /// handler, the did-finish-downloading call (which moves the file), the
 /// will-cache call, the did-complete call and the session's bookkeeping;
-/// then the completion handler (`SessionTaskFrontend+Delivery.swift`).
+/// then the completion handler (`SessionTaskFrontend+Delivery.swift`). A task
+/// nobody observes on that queue runs the same steps with its completion work
+/// instead (`SessionTaskOutput.End.withCompletionWork`).
 extension SessionTaskFrontend {
     /// The task shows `.canceling` (or `.running`) until its delegate queue
     /// gets to its end; `.completed` from then on. A data task whose delegate
@@ -32,14 +34,14 @@ extension SessionTaskFrontend {
 
     /// Whether the task's part of this end may run with the completion work
     /// instead of on the delegate queue (`SessionTaskOutput.End`): nobody
-    /// observes the task's flow or progress and no report waits for that
-    /// queue. A cancelled task still ends there (it shows `.canceling` until
+    /// observes the task's flow or progress (as the blocks and objects stand
+    /// now, when the output is final) and no report has gone to that queue. A cancelled task still ends there (it shows `.canceling` until
     /// that queue reaches its end, as `URLSession`'s do), and so does any task
     /// while the caller holds the queue suspended (which holds its tasks' ends).
     private func endsWithCompletionWork(_ outcome: TransferStateMachine.Outcome) -> Bool {
         guard !outcome.isCancellation, flowIsUnobserved, progress.isUnobserved, let manager = context.manager,
               !manager.operationQueue.isSuspended else { return false }
-        return !state.withLock { $0.reports.scheduled }
+        return !state.withLock { $0.reportsGoThroughQueue }
     }
 
     /// On the delegate queue (from `outputIsFinal`, or a response answer that

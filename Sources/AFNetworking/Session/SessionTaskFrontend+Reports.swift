@@ -91,11 +91,11 @@ extension SessionTaskFrontend {
     }
 
     /// Counts nobody can see are stored at once instead of being sent to the
-    /// operation queue, one event per burst, to store them there. Only while
-    /// no report waits for a flush, so counts never go back: the network
-    /// thread is the only producer of reports, and a flush only takes them.
+    /// operation queue, one event per burst, to store them there. Only until
+    /// a report has gone to that queue (then all do), so counts never go
+    /// back; the network thread is the only producer of reports.
     private func recordUnobserved(_ direction: TaskProgress.Direction, completed: Int64, expected: Int64) -> Bool {
-        guard flowIsUnobserved, !state.withLock({ $0.reports.scheduled }) else { return false }
+        guard flowIsUnobserved, !state.withLock({ $0.reportsGoThroughQueue }) else { return false }
         return progress.recordUnobserved(direction, completed: completed, expected: expected)
     }
 
@@ -107,6 +107,7 @@ extension SessionTaskFrontend {
                 state.bytesSent = sent.total
                 if sent.expected >= 0 { state.bytesExpectedToSend = sent.expected }
             }
+            state.reportsGoThroughQueue = true
             guard !state.reports.scheduled else { return nil }
             state.reports.scheduled = true
             return state.reports.generation

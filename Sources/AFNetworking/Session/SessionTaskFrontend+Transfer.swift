@@ -186,7 +186,7 @@ extension SessionTaskFrontend: RequestFrontend {
     func askChallenge(_ question: TransferStateMachine.ChallengeQuestion) {
         context.events.submit { [self] in
             let stored = defaultCredential(for: question.protectionSpace, failures: question.previousFailureCount)
-            let sender = SessionChallengeSender(driver: self, token: question.token)
+            let sender = SessionChallengeSender(frontend: self, token: question.token)
             let challenge = URLAuthenticationChallenge(protectionSpace: question.protectionSpace, proposedCredential: stored,
                                                        previousFailureCount: question.previousFailureCount,
                                                        failureResponse: question.response.httpURLResponse, error: nil, sender: sender)
@@ -224,31 +224,31 @@ extension SessionTaskFrontend: RequestFrontend {
 /// is the same as through the completion handler (the first answer counts).
 final class SessionChallengeSender: NSObject, URLAuthenticationChallengeSender, @unchecked Sendable {
     // @unchecked: immutable after init.
-    private weak var driver: SessionTaskFrontend?
+    private weak var frontend: SessionTaskFrontend?
     private let token: UInt64
 
-    init(driver: SessionTaskFrontend, token: UInt64) {
-        self.driver = driver
+    init(frontend: SessionTaskFrontend, token: UInt64) {
+        self.frontend = frontend
         self.token = token
     }
 
     func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {
-        driver?.answerChallenge(token: token, .useCredential, credential)
+        frontend?.answerChallenge(token: token, .useCredential, credential)
     }
 
     func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {
-        driver?.answerChallenge(token: token, .rejectProtectionSpace, nil)
+        frontend?.answerChallenge(token: token, .rejectProtectionSpace, nil)
     }
 
     func cancel(_ challenge: URLAuthenticationChallenge) {
-        driver?.answerChallenge(token: token, .cancelAuthenticationChallenge, nil)
+        frontend?.answerChallenge(token: token, .cancelAuthenticationChallenge, nil)
     }
 
     func performDefaultHandling(for challenge: URLAuthenticationChallenge) {
-        driver?.answerChallenge(token: token, .performDefaultHandling, nil)
+        frontend?.answerChallenge(token: token, .performDefaultHandling, nil)
     }
 
     func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {
-        driver?.answerChallenge(token: token, .rejectProtectionSpace, nil)
+        frontend?.answerChallenge(token: token, .rejectProtectionSpace, nil)
     }
 }

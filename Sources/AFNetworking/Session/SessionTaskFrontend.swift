@@ -148,6 +148,10 @@ final class SessionTaskFrontend: @unchecked Sendable {
         var task = TaskReference.released
         var identifier: Int
         var reports = PendingReports()
+        /// A report went to the operation queue: every later one goes there
+        /// too, and so does the end, so counts the queue delivers late are
+        /// never older than counts stored directly.
+        var reportsGoThroughQueue = false
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64
         /// The task's rate caps (see `URLSessionTask.maximumDownloadBytesPerSecond`).

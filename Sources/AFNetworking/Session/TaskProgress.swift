@@ -26,7 +26,7 @@ final class TaskProgress: Sendable {
         var upload = Side()
         var download = Side()
         /// The task that `cancel()`, `pause()` and `resume()` on either object act on.
-        weak var driver: SessionTaskFrontend?
+        weak var frontend: SessionTaskFrontend?
 
         subscript(direction: Direction) -> Side {
             get { direction == .upload ? upload : download }
@@ -45,7 +45,7 @@ final class TaskProgress: Sendable {
         self.uploadBlock = uploadBlock
         self.downloadBlock = downloadBlock
         if Progress.current() != nil {
-            let adopted = TaskProgress.make(Side(), adoptedByCurrent: true, driver: nil)
+            let adopted = TaskProgress.make(Side(), adoptedByCurrent: true, frontend: nil)
             state.withLock { $0[reported].object = adopted }
         }
     }
@@ -58,13 +58,13 @@ final class TaskProgress: Sendable {
         state.withLock { $0[direction].completed }
     }
 
-    /// The handlers of the objects made from now on (and of one made already) reach `driver`.
-    func connect(to driver: SessionTaskFrontend) {
+    /// The handlers of the objects made from now on (and of one made already) reach `frontend`.
+    func connect(to frontend: SessionTaskFrontend) {
         let made = state.withLock { state -> [Progress] in
-            state.driver = driver
+            state.frontend = frontend
             return [state.upload.object, state.download.object].compactMap { $0 }
         }
-        for progress in made { TaskProgress.connect(progress, to: driver) }
+        for progress in made { TaskProgress.connect(progress, to: frontend) }
     }
 
     /// New counts for one direction; the block runs if anything changed.
@@ -132,8 +132,8 @@ final class TaskProgress: Sendable {
     /// The object of `direction`, made now if it was not, with the counts so far.
     private func object(_ direction: Direction) -> Progress {
         if let made = state.withLock({ $0[direction].object }) { return made }
-        let (side, driver) = state.withLock { ($0[direction], $0.driver) }
-        let fresh = TaskProgress.make(side, adoptedByCurrent: false, driver: driver)
+        let (side, frontend) = state.withLock { ($0[direction], $0.frontend) }
+        let fresh = TaskProgress.make(side, adoptedByCurrent: false, frontend: frontend)
         // Two threads may make one at once: the first kept wins.
         return state.withLock { state -> Progress in
             if let made = state[direction].object { return made }
@@ -147,19 +147,19 @@ final class TaskProgress: Sendable {
         }
     }
 
-    private static func make(_ side: Side, adoptedByCurrent: Bool, driver: SessionTaskFrontend?) -> Progress {
+    private static func make(_ side: Side, adoptedByCurrent: Bool, frontend: SessionTaskFrontend?) -> Progress {
         let progress = adoptedByCurrent ? Progress(totalUnitCount: side.total) : Progress(parent: nil, userInfo: nil)
         progress.totalUnitCount = side.total
         progress.completedUnitCount = side.completed
         progress.isCancellable = true
         progress.isPausable = true
-        if let driver { connect(progress, to: driver) }
+        if let frontend { connect(progress, to: frontend) }
         return progress
     }
 
-    private static func connect(_ progress: Progress, to driver: SessionTaskFrontend) {
-        progress.cancellationHandler = { [weak driver] in driver?.cancel() }
-        progress.pausingHandler = { [weak driver] in driver?.suspend() }
-        progress.resumingHandler = { [weak driver] in driver?.resume() }
+    private static func connect(_ progress: Progress, to frontend: SessionTaskFrontend) {
+        progress.cancellationHandler = { [weak frontend] in frontend?.cancel() }
+        progress.pausingHandler = { [weak frontend] in frontend?.suspend() }
+        progress.resumingHandler = { [weak frontend] in frontend?.resume() }
     }
 }
