@@ -17,14 +17,14 @@ extension RequestDriver {
             return
         }
         let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
-        // A stale-while-revalidate request goes with this request's settings, on its engine.
-        let engine = self.engine
-        let revalidate = { (revalidation: URLRequest, stored: CachedURLResponse, key: String) in
-            StaleRevalidation.start(revalidation, stored: stored, key: key, cache: cache, policyTag: tag, environment: environment,
-                                    engine: engine)
-        }
+        var background: CacheRules.BackgroundRevalidation?
         let plan = CacheRules.plan(for: request, sent: { environment.requestAsSent(request) }, cache: cache, policyTag: tag,
-                                   revalidateInBackground: revalidate)
+                                   background: &background)
+        if let background {
+            // With this request's settings, on its engine.
+            StaleRevalidation.start(background.request, stored: background.stored, key: background.key, cache: cache, policyTag: tag,
+                                    environment: environment, engine: engine)
+        }
         handle(.cacheLookupFinished(token: token, plan))
     }
 

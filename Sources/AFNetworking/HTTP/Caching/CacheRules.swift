@@ -16,6 +16,16 @@ enum CacheRules {
         case fail(NSError)
     }
 
+    /// The background request behind a stale answer (`stale-while-revalidate`)
+    /// that the plan uses: the caller sends it.
+    struct BackgroundRevalidation {
+        /// The conditional request for the stored entry.
+        let request: URLRequest
+        let stored: CachedURLResponse
+        /// The cache key.
+        let key: String
+    }
+
     /// `userInfo` key of a cached response: the security policy and client
     /// identity it was fetched under (`partitionTag`).
     static let policyKey = "AFNetworkingSecurityPolicy"
@@ -60,14 +70,11 @@ enum CacheRules {
     /// the request as it would go out (with its cookies), for the fields a
     /// stored response varies on; asked only then (it reads the cookie
     /// storage). Off the network thread: the first question about a URL may
-    /// read the disk. `revalidateInBackground`: starts a background
-    /// revalidation (`stale-while-revalidate`) of the stored entry — the
-    /// conditional request, the stored response, the cache key — while the
-    /// stale answer is used; nil: none is sent, a stale answer is revalidated
-    /// before it is used.
+    /// read the disk. `background`: set when the plan uses a stale answer
+    /// under `stale-while-revalidate`, to the request the caller must send
+    /// behind it (the rules do no I/O).
     static func plan(for request: URLRequest, sent: (() -> URLRequest)? = nil, cache: URLCache, policyTag: String,
-                     now: Date = Date(),
-                     revalidateInBackground: ((_ request: URLRequest, _ stored: CachedURLResponse, _ key: String) -> Void)? = nil) -> Plan {
+                     now: Date = Date(), background: inout BackgroundRevalidation?) -> Plan {
         let range = request.value(forHTTPHeaderField: "Range")
         guard mayConsultCache(for: request, range: range), let key = request.url?.absoluteString else { return .load }
         var asked = RequestDirectives(request)
@@ -120,10 +127,10 @@ enum CacheRules {
             // it is (RFC 9111 §4), not made conditional — a 304 would
             // confirm the whole entity, not answer the range.
             if ranged { return .load }
-            if let revalidateInBackground, asked.permitsStaleWhileRevalidate(entry.freshness, age: age) {
+            if asked.permitsStaleWhileRevalidate(entry.freshness, age: age) {
                 // RFC 5861 §3: the stored answer now, the server asked behind it.
                 let revalidation = conditionalRequest(request, validating: entry.freshness) ?? request
-                revalidateInBackground(revalidation, entry.cached, key)
+                background = BackgroundRevalidation(request: revalidation, stored: entry.cached, key: key)
                 return .useCached(entry.hit(age: age))
             }
             if let conditional = conditionalRequest(request, validating: entry.freshness) { return .revalidate(entry.cached, conditional) }
