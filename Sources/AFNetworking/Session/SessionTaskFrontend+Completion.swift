@@ -12,7 +12,8 @@ import FoundationNetworking
 /// instead (`SessionTaskOutput.End.withCompletionWork`).
 extension SessionTaskFrontend {
     /// The task shows `.canceling` (or `.running`) until its delegate queue
-    /// gets to its end; `.completed` from then on. A data task whose delegate
+    /// gets to its end — or, for an end nobody observes there, until its
+    /// output is final; `.completed` from then on. A data task whose delegate
     /// has not answered its response yet waits for the answer — also for an
     /// answer whose head never reached the output as it arrived (one from the
     /// cache, a declined redirect, an error answer a retry policy or the
@@ -35,8 +36,9 @@ extension SessionTaskFrontend {
     /// Whether the task's part of this end may run with the completion work
     /// instead of on the delegate queue (`SessionTaskOutput.End`): nobody
     /// observes the task's flow or progress (as the blocks and objects stand
-    /// now, when the output is final) and no report has gone to that queue. A cancelled task still ends there (it shows `.canceling` until
-    /// that queue reaches its end, as `URLSession`'s do), and so does any task
+    /// now, when the output is final) and no report has gone to that queue.
+    /// A cancelled task still ends there (it shows `.canceling` until that
+    /// queue reaches its end, as `URLSession`'s do), and so does any task
     /// while the caller holds the queue suspended (which holds its tasks' ends).
     private func endsWithCompletionWork(_ outcome: TransferStateMachine.Outcome) -> Bool {
         guard !outcome.isCancellation, flowIsUnobserved, progress.isUnobserved, let manager = context.manager,
