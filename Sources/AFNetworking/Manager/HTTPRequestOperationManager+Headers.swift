@@ -71,13 +71,7 @@ extension HTTPRequestOperationManager {
     /// Builds the request (a failure goes to `failure(nil, error)`) and enqueues its operation.
     func enqueue(method: String, _ URLString: String, _ parameters: VerbParameters, _ headers: [String: String]?,
                  _ success: HTTPRequestOperation.SuccessBlock?, _ failure: FailureBlock?) -> HTTPRequestOperation? {
-        let request: URLRequest
-        do {
-            request = try verbRequest(method, URLString, parameters, headers)
-        } catch {
-            reportFailure(error, to: failure)
-            return nil
-        }
+        guard let request = verbRequest(method, URLString, parameters, headers, reportingTo: failure) else { return nil }
         return enqueue(request, success: success, failure: failure)
     }
 }

@@ -27,13 +27,7 @@ extension HTTPRequestOperationManager {
     /// A verb's operation, not enqueued (nil, after `failure(nil, error)`, when its request cannot be built).
     func unenqueuedOperation(_ method: String, _ URLString: String, _ parameters: VerbParameters, _ headers: [String: String]?,
                              _ success: HTTPRequestOperation.SuccessBlock?, _ failure: FailureBlock?) -> HTTPRequestOperation? {
-        let request: URLRequest
-        do {
-            request = try verbRequest(method, URLString, parameters, headers)
-        } catch {
-            reportFailure(error, to: failure)
-            return nil
-        }
+        guard let request = verbRequest(method, URLString, parameters, headers, reportingTo: failure) else { return nil }
         return httpRequestOperation(with: request, success: success,
                                     failure: failure.map { block in { @Sendable operation, error in block(operation, error) } })
     }

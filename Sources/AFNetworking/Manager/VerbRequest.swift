@@ -37,9 +37,12 @@ enum VerbRequest {
     static func build(_ serializer: HTTPRequestSerializer, baseURL: URL?, method: String, URLString: String,
                       parameters: VerbParameters, headers: [String: String]?) throws -> URLRequest {
         let absoluteURL = try BaseURL.absoluteString(for: URLString, relativeTo: baseURL)
-        try HeaderFieldValidation.check(headers, url: URL(string: absoluteURL))
         let options = RequestOptions.current
-        try options.check(url: URL(string: absoluteURL))
+        if headers != nil || options != RequestOptions() {
+            let url = URL(string: absoluteURL)
+            try HeaderFieldValidation.check(headers, url: url)
+            try options.check(url: url)
+        }
         var request: URLRequest
         switch parameters {
         case .untyped(let parameters):
@@ -74,6 +77,18 @@ extension HTTPRequestOperationManager {
     func verbRequest(_ method: String, _ URLString: String, _ parameters: VerbParameters,
                      _ headers: [String: String]?) throws -> URLRequest {
         try VerbRequest.build(requestSerializer, baseURL: baseURL, method: method, URLString: URLString, parameters: parameters, headers: headers)
+    }
+
+    /// The request a callback verb sends, or nil after `failure(nil, error)`
+    /// on the completion queue when it cannot be built.
+    func verbRequest(_ method: String, _ URLString: String, _ parameters: VerbParameters, _ headers: [String: String]?,
+                     reportingTo failure: FailureBlock?) -> URLRequest? {
+        do {
+            return try verbRequest(method, URLString, parameters, headers)
+        } catch {
+            reportFailure(error, to: failure)
+            return nil
+        }
     }
 }
 

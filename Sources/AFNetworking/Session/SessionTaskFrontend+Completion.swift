@@ -20,17 +20,14 @@ extension SessionTaskFrontend {
     /// interceptor held back and then kept): it is asked about now, as
     /// `URLSession` asks about a cached response.
     func outputIsFinal(_ outcome: TransferStateMachine.Outcome, driver: RequestDriver) {
-        if endsWithCompletionWork(outcome) {
-            // Nobody sees the delegate queue's part: it runs with the completion work (`runCompletion`).
-            if outcome.error == nil, outcome.response != nil { askAboutResponseIfNotAsked { outcome.urlResponse } }
-            if case .proceed(let final) = driver.handle(.outcomeFinal(outcome, unobserved: true)) { driver.outputFinished(final) }
-            return
-        }
-        context.events.submit { [self] in
+        let unobserved = endsWithCompletionWork(outcome)
+        let end: @Sendable () -> Void = { [self] in
             if outcome.error == nil, outcome.response != nil { askAboutResponseIfNotAsked { outcome.urlResponse } }
             // Parked (nothing to do now) while the response's answer is outstanding.
-            if case .proceed(let final) = driver.handle(.outcomeFinal(outcome)) { driver.outputFinished(final) }
+            if case .proceed(let final) = driver.handle(.outcomeFinal(outcome, unobserved: unobserved)) { driver.outputFinished(final) }
         }
+        // Nobody sees the delegate queue's part: it runs here, then with the completion work (`runCompletion`).
+        if unobserved { end() } else { context.events.submit(end) }
     }
 
     /// Whether the task's part of this end may run with the completion work

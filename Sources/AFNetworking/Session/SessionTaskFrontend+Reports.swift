@@ -68,10 +68,7 @@ extension SessionTaskFrontend {
 
     func didSendBody(bytes: Int, total: Int64, expected: Int64) {
         if recordUnobserved(.upload, completed: total, expected: expected) {
-            state.withLock { state in
-                state.bytesSent = total
-                if expected >= 0 { state.bytesExpectedToSend = expected }
-            }
+            state.withLock { $0.noteSent(total: total, expected: expected) }
             return
         }
         enqueueReport { reports in
@@ -85,8 +82,8 @@ extension SessionTaskFrontend {
     /// subclass), none of the blocks that see a task's data, progress or end
     /// is set, and it is a data or upload task that stayed one.
     var flowIsUnobserved: Bool {
-        guard context.skipsUnobservedCalls, let manager = context.manager, !manager.observesTaskFlow else { return false }
         if case .download = kind { return false }
+        guard context.skipsUnobservedCalls, let manager = context.manager, !manager.observesTaskFlow else { return false }
         return !requestDriver.becameDownload
     }
 
@@ -95,7 +92,8 @@ extension SessionTaskFrontend {
     /// a report has gone to that queue (then all do), so counts never go
     /// back; the network thread is the only producer of reports.
     private func recordUnobserved(_ direction: TaskProgress.Direction, completed: Int64, expected: Int64) -> Bool {
-        guard flowIsUnobserved, !state.withLock({ $0.reportsGoThroughQueue }) else { return false }
+        // Cheapest first: once reports go through the queue, they always do.
+        guard !state.withLock({ $0.reportsGoThroughQueue }), flowIsUnobserved else { return false }
         return progress.recordUnobserved(direction, completed: completed, expected: expected)
     }
 
@@ -103,10 +101,7 @@ extension SessionTaskFrontend {
     private func enqueueReport(_ add: (inout PendingReports) -> Void) {
         let schedule = state.withLock { state -> Int? in
             add(&state.reports)
-            if let sent = state.reports.sent {
-                state.bytesSent = sent.total
-                if sent.expected >= 0 { state.bytesExpectedToSend = sent.expected }
-            }
+            if let sent = state.reports.sent { state.noteSent(total: sent.total, expected: sent.expected) }
             state.reportsGoThroughQueue = true
             guard !state.reports.scheduled else { return nil }
             state.reports.scheduled = true

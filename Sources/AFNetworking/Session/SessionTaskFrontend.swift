@@ -152,6 +152,12 @@ final class SessionTaskFrontend: @unchecked Sendable {
         /// too, and so does the end, so counts the queue delivers late are
         /// never older than counts stored directly.
         var reportsGoThroughQueue = false
+
+        /// The upload counts `countOfBytesSent` and `countOfBytesExpectedToSend` read.
+        mutating func noteSent(total: Int64, expected: Int64) {
+            bytesSent = total
+            if expected >= 0 { bytesExpectedToSend = expected }
+        }
         var bytesSent: Int64 = 0
         var bytesExpectedToSend: Int64
         /// The task's rate caps (see `URLSessionTask.maximumDownloadBytesPerSecond`).
