@@ -36,7 +36,9 @@ let package = Package(
             name: "CAFCompression",
             linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd")]
         ),
-        // The netlink socket reachability listens on (Linux headers Swift cannot import).
+        // What Swift's Glibc module does not export: the netlink socket reachability
+        // listens on (Linux headers), and glibc's malloc_trim (<malloc.h>), which the
+        // engine calls once it has been idle.
         .target(name: "CAFSystem"),
         // One question to libpsl (is this a public suffix?), behind a header
         // without libpsl's types.
@@ -47,7 +49,7 @@ let package = Package(
         // because the compiler inlines public (not package) inlinable code across targets.
         .target(
             name: "AFNetworkingTransport",
-            dependencies: ["CAFCurl", "CAFOpenSSL", "CAFCompression"]
+            dependencies: ["CAFCurl", "CAFOpenSSL", "CAFCompression", "CAFSystem"]
         ),
         .target(
             name: "AFNetworking",

@@ -67,6 +67,7 @@ class Bench:
         self.nostore = f"{args.url}/nostore/1k.bin"
         self.fresh = f"{args.url}/fresh/1k.bin"
         self.large = f"{args.url}/512m.bin"
+        self.tiny = f"{args.url}/1b.bin"
         # Each tool gets a cache directory of its own (XDG_CACHE_HOME), so
         # "an empty cache" and "an entry left by an earlier run" are exact.
         self.cache_home = os.path.join(args.scratch, "cache")
@@ -196,6 +197,17 @@ class Bench:
 
     # Queue scale: memory per queued, not yet started operation.
 
+    # Soak: memory over many in-memory bodies.
+
+    def soak(self):
+        samples = [self.ours("soak", self.args.url, "3000") for _ in range(3)]
+        print("Soak: 3,000 GETs of 1 KiB–8 MiB bodies in memory, 8 at a time; resident memory at rest (goal: flat)")
+        for key, label in (("rss_warm_mib", "at rest after a warm-up of 100"), ("rss_end_mib", "at rest after the 3,000"),
+                           ("growth_mib", "growth over the 3,000"), ("rss_trimmed_mib", "after the harness's malloc_trim"),
+                           ("peak_rss_mib", "peak RSS")):
+            print(f"  {label:<34} {median(samples, key):>10.1f} MiB")
+        print(f"  {'wall time':<34} {median(samples, 'wall'):>10.2f} s")
+
     def queue(self):
         samples = [self.ours("queue-scale", self.small, "100000") for _ in range(3)]
         print("Queue scale: 100,000 operations handed to a suspended queue (goal: at most 1 KiB each)")
@@ -274,8 +286,21 @@ class Bench:
         print("S3: 512 MiB download to a file through outputStream, default request (baseline: curl -o)")
         row("throughput", "MB/s", statistics.median(our_rates), statistics.median(curl_rates))
         row("peak RSS", "MiB", statistics.median(our_rss), curl_rss, "lower")
+        self.process_floor(target)
         row("session download task throughput", "MB/s", statistics.median(task_rates), statistics.median(curl_rates))
         row("session download task peak RSS", "MiB", statistics.median(task_rss), curl_rss, "lower")
+
+    def process_floor(self, target):
+        """What the same program costs before and after one request of one
+        byte: the part of the peak RSS rows that does not grow with the body."""
+        start = [self.ours("idle", self.tiny)["peak_rss_mib"] for _ in range(3)]
+        one = []
+        for _ in range(3):
+            one.append(self.ours("s3", self.tiny, target)["peak_rss_mib"])
+            os.remove(target)
+        print(f"  {'peak RSS, the program at start':<34} {statistics.median(start):>10.1f} MiB")
+        print(f"  {'peak RSS, one GET of 1 byte':<34} {statistics.median(one):>10.1f} MiB"
+              f"   (the rows above less this: what the body costs)")
 
     # S4: multipart upload from a file.
 
@@ -322,7 +347,7 @@ def main():
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").lower().split(",")))
     bench = Bench(args)
     print(f"AFNetworking for Linux benchmarks — medians of {args.runs} alternating runs, release build, local nginx")
-    for name in ("s1", "s2", "s6", "queue", "instr", "s3", "s4", "s5"):
+    for name in ("s1", "s2", "s6", "queue", "soak", "instr", "s3", "s4", "s5"):
         if not only or name in only:
             getattr(bench, name)()
             sys.stdout.flush()

@@ -15,6 +15,11 @@ gcc -O2 -o "$root/Benchmarks/C/baseline" "$root/Benchmarks/C/baseline.c" -lcurl
 dir=$(mktemp -d /tmp/afn-bench.XXXXXX)
 nginx_start "$dir" tls
 head -c 1024 /dev/urandom >"$dir/www/1k.bin"
+head -c 1 /dev/urandom >"$dir/www/1b.bin"
+# The soak's bodies, 1 KiB to 8 MiB.
+for size in 1k:1 2k:2 16k:16 64k:64 256k:256 512k:512 1m:1024 2m:2048 4m:4096 8m:8192; do
+    head -c $((${size#*:} * 1024)) /dev/urandom >"$dir/www/soak-${size%%:*}.bin"
+done
 only=",${BENCH_ONLY:-s3,s4},"
 if [[ "$only" == *,s3,* ]]; then
     echo "==> creating the 512 MiB file for S3"

@@ -18,6 +18,8 @@ import FoundationNetworking
 //   afn-bench s4 URL FILE                  (multipart upload of FILE)
 //   afn-bench s5 URL UPLOAD_URL COUNT      (GET latency idle, then while a throttled upload runs)
 //   afn-bench s6 URL COUNT CONCURRENCY CA  (HTTPS, CA — a DER file — trusted through SecurityPolicy.additionalTrustedCertificates)
+//   afn-bench idle URL                     (peak RSS of the program having done nothing)
+//   afn-bench soak URL COUNT               (resident memory over COUNT GETs of 1 KiB–8 MiB bodies, URL/soak-*.bin)
 //   afn-bench queue-scale URL COUNT        (memory per queued operation: COUNT handed to a suspended queue)
 //   afn-bench prime-fresh URL              (store URL's answer in URLCache.shared, on disk, for a run of hits)
 //   afn-bench prime-stale URL              (leave a stale entry for URL in URLCache.shared, as an earlier run would)
@@ -290,6 +292,12 @@ case "s5" where arguments.count >= 5:
     exit(latencyDuringThrottledUpload(url, upload: URL(string: arguments[3]) ?? url, count: Int(arguments[4]) ?? 200))
 case "s6" where arguments.count >= 6:
     exit(tlsThroughput(url, count: Int(arguments[3]) ?? 10_000, concurrency: Int(arguments[4]) ?? 64, caFile: arguments[5]))
+case "idle":
+    // The program with its libraries loaded and nothing sent (S3's floor row).
+    print(String(format: "peak_rss_mib=%.1f", peakRSSMiB()))
+    exit(0)
+case "soak" where arguments.count >= 4:
+    exit(soak(url, count: Int(arguments[3]) ?? 3_000))
 case "queue-scale" where arguments.count >= 4:
     exit(queueScale(url, count: Int(arguments[3]) ?? 100_000))
 case "prime-fresh":

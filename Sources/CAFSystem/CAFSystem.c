@@ -1,5 +1,9 @@
 #include "CAFSystem.h"
 
+#include <stdlib.h>  /* defines __GLIBC__ under glibc */
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <string.h>
@@ -18,4 +22,10 @@ int cafsys_open_route_change_socket(void) {
         return -1;
     }
     return fd;
+}
+
+void cafsys_trim_heap(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
 }

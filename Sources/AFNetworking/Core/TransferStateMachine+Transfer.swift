@@ -78,7 +78,7 @@ extension TransferStateMachine {
                 restartOutput = true
                 journey.output.streamHoldsStaleBytes = false
                 journey.output.restart()
-                journey.output.expectedLength = response.expectedContentLength
+                journey.output.expect(response.expectedContentLength)
             case .alreadyComplete:
                 hop.route = .discard
                 journey.output.entityBytes = offset
@@ -104,7 +104,7 @@ extension TransferStateMachine {
                 journey.output.streamHoldsStaleBytes = false
                 journey.output.restart()
             }
-            journey.output.expectedLength = response.expectedContentLength
+            journey.output.expect(response.expectedContentLength)
         }
         state = .running(journey, hop)
         return .proceed(hop.route, restartOutput: restartOutput)

@@ -588,4 +588,19 @@ extension TransferStateMachine.Output {
         if memory != nil { memory = Data() }
         entityBytes = 0
     }
+
+    /// The most a memory output reserves ahead for a length its head
+    /// announces: a head can claim any length, and bytes it never sends are
+    /// never touched (never resident), but stay within reason.
+    static let reservationLimit: Int64 = 32 << 20
+
+    /// The entity's head announced its length (-1: unknown). A memory output
+    /// still empty makes room for it at once: one allocation of the right
+    /// size instead of a doubling series, each step a copy and a free block
+    /// left in the heap.
+    mutating func expect(_ length: Int64) {
+        expectedLength = length
+        guard let memory, memory.isEmpty, length > 0 else { return }
+        self.memory = Data(capacity: Int(min(length, Self.reservationLimit)))
+    }
 }

@@ -67,9 +67,11 @@ extension URLConnectionOperation: RequestFrontend {
         if let leaving { didChangeValue(forKey: leaving) }
         didChangeValue(forKey: change.after.keyPath)
         if change.after == .executing {
-            MainQueueNotifier.shared.post(.AFNetworkingOperationDidStart, object: self)
+            MainQueueNotifier.shared.post(.AFNetworkingOperationDidStart, object: self, marks: .begins)
         } else if change.before == .executing {
-            MainQueueNotifier.shared.post(.AFNetworkingOperationDidFinish, object: self)
+            // A finished operation holds its body (a paused one, what it has so far).
+            MainQueueNotifier.shared.post(.AFNetworkingOperationDidFinish, object: self, marks: .ends,
+                                          cost: change.after == .finished ? responseData?.count ?? 0 : 0)
         }
         if change.after == .finished {
             let waiters = finishWaiters.withLock { state -> [@Sendable () -> Void] in

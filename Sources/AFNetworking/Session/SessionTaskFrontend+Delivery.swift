@@ -76,7 +76,8 @@ extension SessionTaskFrontend {
             }
             return .init(deliver: deliver) {
                 MainQueueNotifier.shared.post(.AFNetworkingTaskDidComplete, object: task,
-                                              userInfo: notificationInfo.value as? [AnyHashable: Any])
+                                              userInfo: notificationInfo.value as? [AnyHashable: Any],
+                                              marks: .ends, cost: movedTo == nil ? body.count : 0)
             }
         }
     }

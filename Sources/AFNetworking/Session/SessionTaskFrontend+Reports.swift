@@ -218,8 +218,8 @@ extension SessionTaskFrontend {
         context.events.submit { [self] in
             // The data task stops being serviced and the download task runs:
             // observers that count requests (the activity indicator) stay balanced.
-            if let previous { MainQueueNotifier.shared.post(.AFNetworkingTaskDidSuspend, object: previous) }
-            MainQueueNotifier.shared.post(.AFNetworkingTaskDidResume, object: downloadTask)
+            if let previous { MainQueueNotifier.shared.post(.AFNetworkingTaskDidSuspend, object: previous, marks: .ends) }
+            MainQueueNotifier.shared.post(.AFNetworkingTaskDidResume, object: downloadTask, marks: .begins)
             if let dataTask = previous as? URLSessionDataTask {
                 context.manager?.urlSession(context.session, dataTask: dataTask, didBecome: downloadTask)
             }

@@ -243,7 +243,7 @@ final class SessionTaskFrontend: @unchecked Sendable {
         requestDriver.handle(.resumeTask(originalRequest, bodyInMemory: keepsBodyInMemory, retry: retryPlan, budget: budget,
                                          admitted: admitted, interception: context.interception)) { change in
             if change.before == .suspended && change.after == .running, let task {
-                MainQueueNotifier.shared.post(.AFNetworkingTaskDidResume, object: task)
+                MainQueueNotifier.shared.post(.AFNetworkingTaskDidResume, object: task, marks: .begins)
             }
         }
     }
@@ -254,7 +254,7 @@ final class SessionTaskFrontend: @unchecked Sendable {
         let task = currentTask
         requestDriver.handle(.suspendTask) { change in
             if change.before == .running && change.after == .suspended, let task {
-                MainQueueNotifier.shared.post(.AFNetworkingTaskDidSuspend, object: task)
+                MainQueueNotifier.shared.post(.AFNetworkingTaskDidSuspend, object: task, marks: .ends)
             }
         }
     }

@@ -1,4 +1,5 @@
 import CAFCurl
+import CAFSystem
 import Foundation
 
 /// The one network thread, named `AFNetworking`, and the libcurl multi handle
@@ -38,6 +39,8 @@ package final class NetworkEngine: @unchecked Sendable {
     /// Transfers suspended before they joined curl: held out of it (nothing
     /// is sent, not even the request head) until they are unsuspended.
     private var held: [ObjectIdentifier: Transfer] = [:]
+    /// When to give freed heap back once the engine is quiet.
+    private var idleTrim = IdleHeapTrim()
 
     private init() {
         multi = cafcurl_global_init_once() == CURLE_OK ? curl_multi_init() : nil
@@ -127,6 +130,10 @@ package final class NetworkEngine: @unchecked Sendable {
             curl_multi_perform(multi, &running)
             collectFinished(multi)
             expireIdleTransfers(multi)
+            if idleTrim.passEnded(active: !active.isEmpty, now: DispatchTime.now().uptimeNanoseconds) {
+                // Not on this thread: it walks every arena, under each one's lock.
+                DispatchQueue.global(qos: .utility).async { cafsys_trim_heap() }
+            }
             // What the pass handed to other queues leaves before the thread sleeps.
             PassHandoffs.flush()
             var ignoredDescriptors: Int32 = 0
@@ -310,8 +317,8 @@ package final class NetworkEngine: @unchecked Sendable {
         }
     }
 
-    /// Sleep until curl's next timer or the nearest idle deadline; a submitted
-    /// command interrupts the sleep.
+    /// Sleep until curl's next timer, the nearest idle deadline or the heap
+    /// trim; a submitted command interrupts the sleep.
     private func pollTimeoutMilliseconds(_ multi: UnsafeMutableRawPointer) -> Int32 {
         var curlTimeout: Int = -1
         curl_multi_timeout(multi, &curlTimeout)
@@ -324,6 +331,7 @@ package final class NetworkEngine: @unchecked Sendable {
                 timeout = min(timeout, remaining)
             }
         }
+        if let due = idleTrim.millisecondsUntilDue(now: DispatchTime.now().uptimeNanoseconds) { timeout = min(timeout, due) }
         return Int32(clamping: timeout)
     }
 }

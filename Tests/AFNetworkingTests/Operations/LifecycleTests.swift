@@ -36,6 +36,59 @@ final class LifecycleTests: OperationTestCase {
         XCTAssertEqual(names.value, [.AFNetworkingOperationDidStart, .AFNetworkingOperationDidFinish])
     }
 
+    /// A tool or server blocks its main thread: the finish notifications
+    /// waiting for the main queue must not keep every finished request and
+    /// its body alive (they did: 3,000 requests of up to 8 MiB peaked at 4.4 GiB).
+    func testFinishedOperationsAreLetGoWhileTheMainQueueIsBlocked() {
+        let body = Data(repeating: 7, count: 1 << 20)
+        server.route("/mb") { _ in
+            [.head(status: 200, headers: [("Content-Length", "\(body.count)"), ("Cache-Control", "no-store")]), .body(body), .end]
+        }
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 4
+        let callbacks = DispatchQueue(label: "test.callbacks")
+        let group = DispatchGroup()
+        let failures = Locked(0)
+        final class Weak: @unchecked Sendable {
+            // @unchecked: written before the operations start, read after they all ended.
+            weak var operation: Operation?
+        }
+        let count = 80
+        var references: [Weak] = []
+        for _ in 0..<count {
+            let operation = HTTPRequestOperation(request: request("/mb"))
+            operation.completionQueue = callbacks
+            group.enter()
+            operation.setCompletionBlockWithSuccess({ _, _ in group.leave() }, failure: { _, _ in
+                failures.withLock { $0 += 1 }
+                group.leave()
+            })
+            let reference = Weak()
+            reference.operation = operation
+            references.append(reference)
+            queue.addOperation(operation)
+        }
+        // The main thread blocks here, as a tool's does: nothing reaches the main queue.
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertEqual(failures.value, 0)
+        let limit = MainQueueNotifier.costLimit
+        XCTAssertLessThanOrEqual(MainQueueNotifier.shared.waiting.cost, 2 * limit + body.count)
+        // What the notifications still hold is bounded by the cost limit; the rest is let go.
+        let mostAlive = 2 * limit / body.count + 1
+        let deadline = Date().addingTimeInterval(10)
+        var alive = count
+        for _ in 0..<1000 where Date() < deadline {
+            alive = references.filter { $0.operation != nil }.count
+            if alive <= mostAlive { break }
+            usleep(10_000)
+        }
+        XCTAssertLessThanOrEqual(alive, mostAlive, "finished operations kept alive by notifications waiting for the main queue")
+        XCTAssertLessThan(alive, count)
+        // Serviced at last, the main queue gets what was kept, each finish after its start.
+        XCTAssertTrue(spin { MainQueueNotifier.shared.waiting.count == 0 })
+    }
+
     func testUserInfoAndSettingsAreKept() {
         let operation = URLConnectionOperation(request: request("/x"))
         operation.userInfo = ["key": "value"]
