@@ -137,26 +137,26 @@ struct TransferStateMachine {
         /// Paused before it ever ran; `started` once something asked it to start.
         case pausedBeforeStart(started: Bool)
         /// The cache is asked; `cacheLookupFinished(token:_:)` answers.
-        case lookingUpCache(Journey, token: UInt64)
-        case running(Journey, Hop)
-        case awaitingFollowUp(Journey, FollowUp)
+        indirect case lookingUpCache(Journey, token: UInt64)
+        indirect case running(Journey, Hop)
+        indirect case awaitingFollowUp(Journey, FollowUp)
         /// Paused after it ran: no transfer; `resume(with:)` continues the output.
-        case paused(Journey)
+        indirect case paused(Journey)
         /// A retry is scheduled; `retryDue(token:)` sends the request again.
-        case waitingToRetry(Journey, token: UInt64)
+        indirect case waitingToRetry(Journey, token: UInt64)
         /// The interceptor adapts the next attempt's request (`adapted(token:_:)`
         /// answers); then the cache is consulted or the hop starts at once.
-        case adapting(Journey, Attempt)
+        indirect case adapting(Journey, Attempt)
         /// The interceptor decides about a failed attempt (`retryDecided(token:_:)`
         /// answers); `failed` is what is delivered if it is not retried.
-        case decidingRetry(Journey, token: UInt64, failed: Outcome)
+        indirect case decidingRetry(Journey, token: UInt64, failed: Outcome)
         /// The outcome is decided; the driver finishes the output (closing a
         /// stream, moving a file), then reports `outputFinished`.
-        case delivering(Outcome)
+        indirect case delivering(Outcome)
         /// The output is final; the driver runs completion work (serializer,
         /// blocks), then reports `completionFinished`.
-        case completing(Outcome)
-        case finished(Outcome)
+        indirect case completing(Outcome)
+        indirect case finished(Outcome)
         /// Only while an event function rewrites the state in place (keeps
         /// the body `Data` uniquely referenced, so appends never copy it).
         case modifying

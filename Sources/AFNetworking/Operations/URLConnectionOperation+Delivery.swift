@@ -74,10 +74,10 @@ extension URLConnectionOperation: RequestFrontend {
                                           cost: change.after == .finished ? responseData?.count ?? 0 : 0)
         }
         if change.after == .finished {
-            let waiters = finishWaiters.withLock { state -> [@Sendable () -> Void] in
-                state.finished = true
-                defer { state.waiters = [] }
-                return state.waiters
+            let waiters = settings.withLock { settings -> [@Sendable () -> Void] in
+                settings.finished = true
+                defer { settings.finishWaiters = [] }
+                return settings.finishWaiters
             }
             for waiter in waiters { waiter() }
         }

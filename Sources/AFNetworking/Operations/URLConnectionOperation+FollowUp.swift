@@ -33,8 +33,11 @@ extension URLConnectionOperation {
         let challenge = URLAuthenticationChallenge(protectionSpace: question.protectionSpace, proposedCredential: nil,
                                                    previousFailureCount: question.previousFailureCount,
                                                    failureResponse: question.response.httpURLResponse, error: nil, sender: self)
-        handedOutChallenge.withLock { $0 = (challenge, question.token) }
-        if let block = settings.withLock({ $0.authenticationChallenge }) {
+        let block = settings.withLock { settings in
+            settings.handedOutChallenge = (challenge, question.token)
+            return settings.authenticationChallenge
+        }
+        if let block {
             block(self, challenge)
         } else {
             answer(challenge, .performDefaultHandling)
@@ -44,9 +47,9 @@ extension URLConnectionOperation {
     /// Resolves the pending challenge once; answers to any other challenge
     /// object (an old one, a second answer) are ignored.
     func answer(_ challenge: URLAuthenticationChallenge, _ answer: RequestDriver.ChallengeDisposition) {
-        let token = handedOutChallenge.withLock { pending -> UInt64? in
-            guard let handedOut = pending, handedOut.challenge === challenge else { return nil }
-            pending = nil
+        let token = settings.withLock { settings -> UInt64? in
+            guard let handedOut = settings.handedOutChallenge, handedOut.challenge === challenge else { return nil }
+            settings.handedOutChallenge = nil
             return handedOut.token
         }
         guard let token else { return }

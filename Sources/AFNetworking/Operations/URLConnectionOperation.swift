@@ -49,6 +49,14 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         /// The tracer and parent context current when the operation was made
         /// (a graph puts its own span's context here); nil: no tracer.
         var trace: TraceOrigin?
+        /// The challenge object handed to the challenge block, with the
+        /// machine's token for it: the first answer through it counts.
+        var handedOutChallenge: (challenge: URLAuthenticationChallenge, token: UInt64)?
+        /// Whether the operation has finished, and who waits for that
+        /// (`result()`, a graph); kept here rather than behind a lock of their
+        /// own: a queued operation carries one lock less.
+        var finished = false
+        var finishWaiters: [@Sendable () -> Void] = []
         private var rareBox = RareBox.unset
 
         init(request: URLRequest) {
@@ -170,11 +178,6 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// Runs the request's lifecycle.
     let driver: RequestDriver
     let settings: LockedState<Settings>
-    /// Who waits for the operation to finish (`result()`), and whether it has.
-    /// The challenge object handed to the challenge block, with the machine's
-    /// token for it: the first answer through it counts.
-    let handedOutChallenge = LockedState<(challenge: URLAuthenticationChallenge, token: UInt64)?>(nil)
-    let finishWaiters = LockedState<(finished: Bool, waiters: [@Sendable () -> Void])>((false, []))
     /// Set once anything asked `isReady`: in swift-corelibs-foundation that is
     /// what an `OperationQueue` does when the operation is added to it, so
     /// `result()` leaves starting it to the queue.
@@ -414,9 +417,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     /// Runs `body` once the operation has finished (at once if it has).
     func whenFinished(_ body: @escaping @Sendable () -> Void) {
-        let now = finishWaiters.withLock { state -> Bool in
-            if state.finished { return true }
-            state.waiters.append(body)
+        let now = settings.withLock { settings -> Bool in
+            if settings.finished { return true }
+            settings.finishWaiters.append(body)
             return false
         }
         if now { body() }
@@ -595,7 +598,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         let outcome = TransferStateMachine.Outcome(restoredResponse: response, error: error, body: responseData)
         driver.handle(.restoreFinished(outcome))
         // Restored as finished: `result()` and other waiters return at once.
-        finishWaiters.withLock { $0.finished = true }
+        settings.withLock { $0.finished = true }
     }
 
     /// Whether the operation archives as finished (an executing or paused one archives as ready).

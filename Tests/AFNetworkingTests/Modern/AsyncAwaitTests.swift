@@ -198,7 +198,7 @@ final class AsyncAwaitTests: OperationTestCase {
             }
         }
         // The cancel comes while the await is under way: once it has asked to hear of the operation's end.
-        let awaiting = await modernEventually(10) { operation.finishWaiters.withLock { $0.waiters.count } == 1 }
+        let awaiting = await modernEventually(10) { operation.settings.withLock { $0.finishWaiters.count } == 1 }
         XCTAssertTrue(awaiting, "the await began before the cancel (else this tests a cancel before awaiting)")
         waiter.cancel()
         let outcome = try await modernBounded(10) { await waiter.value }
