@@ -26,7 +26,6 @@ final class RequestDriver: @unchecked Sendable {
         var transfer: Transfer?
         /// Writes the body off the network thread (nil when it stays in memory).
         var writer: ResponseBodyWriter?
-        init(machine: TransferStateMachine) { self.machine = machine }
 
         /// What a request fills in only once it runs, or only when it uses
         /// the feature (timings, budget, timers, spans, interceptor): boxed
@@ -75,6 +74,8 @@ final class RequestDriver: @unchecked Sendable {
             get { lateBox?.interceptor }
             set { if newValue != nil || lateBox != nil { late.interceptor = newValue } }
         }
+        init(machine: TransferStateMachine) { self.machine = machine }
+
         /// A session task's response decision, download file and resume
         /// data, boxed and made on first use: operations never use them, and
         /// a finished operation keeps its `Core` for as long as it lives.

@@ -12,9 +12,10 @@ import Foundation
 /// process whose main queue is not serviced — a tool or server blocking its
 /// main thread on a semaphore — would keep every finished request and its
 /// body alive here. So what waits is bounded, by count and by the memory it
-/// keeps alive (bodies, and a fixed estimate per request): past either bound, an object's beginning and its
-/// end that both still wait are dropped together (no observer saw either, so
-/// none sees an end without its beginning or the reverse), oldest first.
+/// keeps alive (bodies, and a fixed estimate per request): past either
+/// bound, an object's beginning and its end that both still wait are
+/// dropped together (no observer saw either, so none sees an end without its
+/// beginning or the reverse), oldest first.
 /// What stays after that is bounded by the requests that were in flight when
 /// the main queue stopped: beginnings of requests still running, and ends of
 /// requests whose beginning was delivered. Only if even that passes the
@@ -35,7 +36,8 @@ final class MainQueueNotifier: Sendable {
         let object: AnyObject
         let userInfo: [AnyHashable: Any]?
         let mark: Mark
-        /// The body bytes this entry keeps alive (its object's or its userInfo's).
+        /// What this entry counts as keeping alive: the body its object or
+        /// userInfo holds, plus `objectCost`.
         let cost: Int
     }
 
@@ -95,7 +97,7 @@ final class MainQueueNotifier: Sendable {
         }
     }
 
-    /// How many notifications wait, and the body bytes they hold (tests).
+    /// How many notifications wait, and what they count as keeping alive (tests).
     var waiting: (count: Int, cost: Int) { pending.withLock { ($0.notifications.count, $0.cost) } }
 
     private func drain() {
@@ -114,7 +116,7 @@ final class MainQueueNotifier: Sendable {
     /// dropped, for the caller to release outside the lock.
     private static func compact(_ pending: inout Pending) -> [Entry] {
         var dropped = [Bool](repeating: false, count: pending.notifications.count)
-        /// Per object, the index of its beginning that waits without an end yet.
+        // Per object, the index of its beginning that waits without an end yet.
         var openBeginning: [ObjectIdentifier: Int] = [:]
         for (index, entry) in pending.notifications.enumerated() {
             let key = ObjectIdentifier(entry.object)
