@@ -70,7 +70,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "afn-bench",
-            dependencies: ["AFNetworking"],
+            // CAFSystem: the soak trims the heap the way the engine does.
+            dependencies: ["AFNetworking", "CAFSystem"],
             path: "Benchmarks/Swift"
         ),
         // A Swift 6 program as a new user writes one (top-level code and an actor

@@ -1,15 +1,19 @@
 import AFNetworking
+import CAFSystem
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// The resident memory of the process now (not its peak), from /proc/self/statm.
-func residentMiB() -> Double {
+/// The resident memory of the process now (not its peak), from /proc/self/statm
+/// (size, resident, … in pages).
+func residentBytes() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
           let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
-    return Double(pages * Int(sysconf(Int32(_SC_PAGESIZE)))) / 1_048_576
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
+
+func residentMiB() -> Double { Double(residentBytes()) / 1_048_576 }
 
 /// The bodies the soak cycles through (files `soak-NAME.bin` under URL), in
 /// an order that mixes small and large: 1 KiB to 8 MiB.
@@ -57,19 +61,11 @@ func soak(_ base: URL, count: Int) -> Int32 {
     let wall = Date().timeIntervalSince(started)
     Thread.sleep(forTimeInterval: rest)
     let end = residentMiB()
-    trimHeap()
+    cafsys_trim_heap()
     let trimmed = residentMiB()
     print(String(format: "requests=%d failed=%d wall=%.3f rss_warm_mib=%.1f rss_end_mib=%.1f rss_trimmed_mib=%.1f growth_mib=%.1f growth_trimmed_mib=%.1f peak_rss_mib=%.1f",
                  count, failures.count, wall, warm, end, trimmed, end - warm, trimmed - warm, peakRSSMiB()))
     return failures.count == 0 ? 0 : 1
-}
-
-/// glibc's `malloc_trim(0)` (the Glibc module does not declare it): gives
-/// the kernel back the free memory the heaps keep.
-func trimHeap() {
-    typealias Trim = @convention(c) (Int) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
-    _ = unsafeBitCast(symbol, to: Trim.self)(0)
 }
 
 /// Failed requests, counted from the callback queue.

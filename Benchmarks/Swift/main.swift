@@ -114,12 +114,6 @@ func tlsThroughput(_ url: URL, count: Int, concurrency: Int, caFile: String) -> 
 /// COUNT operations made and handed to a suspended queue, resident memory
 /// read before and after (the queue is then cancelled; nothing is sent).
 func queueScale(_ url: URL, count: Int) -> Int32 {
-    func residentBytes() -> Int {
-        // /proc/self/statm: size resident ... in pages.
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
     let queue = OperationQueue()
     queue.isSuspended = true
     let request = URLRequest(url: url)
