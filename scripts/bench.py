@@ -213,6 +213,10 @@ class Bench:
         print("Queue scale: 100,000 operations handed to a suspended queue (goal: at most 1 KiB each)")
         print(f"  {'resident memory per operation':<34} {median(samples, 'bytes_per_operation'):>10.0f} bytes")
         print(f"  {'peak RSS':<34} {median(samples, 'peak_rss_mib'):>10.1f} MiB")
+        kept = [self.ours("kept-scale", self.nostore, "10000") for _ in range(3)]
+        print("Kept operations: 10,000 GETs of 1 KiB run to completion, every operation kept by its caller")
+        print(f"  {'resident memory per operation':<34} {median(kept, 'bytes_per_operation'):>10.0f} bytes "
+              f"(of which body {median(kept, 'body_bytes_per_operation'):.0f})")
 
     # Instructions per request (callgrind, steady state).
 

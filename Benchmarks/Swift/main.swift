@@ -1,4 +1,5 @@
 import AFNetworking
+import CAFSystem
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -21,6 +22,7 @@ import FoundationNetworking
 //   afn-bench idle URL                     (peak RSS of the program having done nothing)
 //   afn-bench soak URL COUNT               (resident memory over COUNT GETs of 1 KiB–8 MiB bodies, URL/soak-*.bin)
 //   afn-bench queue-scale URL COUNT        (memory per queued operation: COUNT handed to a suspended queue)
+//   afn-bench kept-scale URL COUNT         (memory per finished operation its caller keeps: COUNT GETs run and kept)
 //   afn-bench prime-fresh URL              (store URL's answer in URLCache.shared, on disk, for a run of hits)
 //   afn-bench prime-stale URL              (leave a stale entry for URL in URLCache.shared, as an earlier run would)
 //   afn-bench session-s1/s2/s3 …           (the session path: Session.swift)
@@ -81,16 +83,20 @@ func throughput(_ url: URL, count: Int, concurrency: Int, bypass: Bool, policy: 
     let tally = Tally(count: count, done: done)
     let request = makeRequest(url, bypass: bypass)
     let started = Date(), cpu0 = cpuSeconds()
-    var operations: [Operation] = []
-    operations.reserveCapacity(count)
-    for _ in 0..<count {
-        let operation = HTTPRequestOperation(request: request)
-        operation.completionQueue = callbacks
-        if let policy { operation.securityPolicy = policy }
-        operation.setCompletionBlockWithSuccess({ _, _ in tally.record(failed: false) }, failure: { _, _ in tally.record(failed: true) })
-        operations.append(operation)
+    // The operations are handed over and let go, as code that enqueues work
+    // and returns does: the queue keeps each until it has finished.
+    do {
+        var operations: [Operation] = []
+        operations.reserveCapacity(count)
+        for _ in 0..<count {
+            let operation = HTTPRequestOperation(request: request)
+            operation.completionQueue = callbacks
+            if let policy { operation.securityPolicy = policy }
+            operation.setCompletionBlockWithSuccess({ _, _ in tally.record(failed: false) }, failure: { _, _ in tally.record(failed: true) })
+            operations.append(operation)
+        }
+        queue.addOperations(operations, waitUntilFinished: false)
     }
-    queue.addOperations(operations, waitUntilFinished: false)
     done.wait()
     let wall = Date().timeIntervalSince(started), cpu = cpuSeconds() - cpu0
     let failures = tally.failures
@@ -131,6 +137,45 @@ func queueScale(_ url: URL, count: Int) -> Int32 {
     print(String(format: "operations=%d bytes_per_operation=%.0f peak_rss_mib=%.1f", count, Double(after - before) / Double(count), peakRSSMiB()))
     queue.cancelAllOperations()
     return 0
+}
+
+/// Kept operations: the memory a finished operation costs while its caller
+/// keeps it (to read its response and body later) — COUNT GETs of URL run
+/// to completion, 64 at a time, every operation kept; resident memory read
+/// at rest before and after, with the notifications delivered and the freed
+/// heap given back, so what is left is what the kept operations hold.
+func keptScale(_ url: URL, count: Int) -> Int32 {
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = 64
+    let request = URLRequest(url: url)
+    func run(_ count: Int) -> [HTTPRequestOperation] {
+        let done = DispatchSemaphore(value: 0)
+        let tally = Tally(count: count, done: done)
+        let operations = (0..<count).map { _ in
+            let operation = HTTPRequestOperation(request: request)
+            operation.completionQueue = callbacks
+            operation.setCompletionBlockWithSuccess({ _, _ in tally.record(failed: false) }, failure: { _, _ in tally.record(failed: true) })
+            return operation
+        }
+        queue.addOperations(operations, waitUntilFinished: false)
+        done.wait()
+        queue.waitUntilAllOperationsAreFinished()
+        return operations
+    }
+    func atRest() -> Int {
+        RunLoop.main.run(until: Date().addingTimeInterval(0.3))
+        cafsys_trim_heap()
+        return residentBytes()
+    }
+    _ = run(200)
+    let before = atRest()
+    let kept = run(count)
+    let after = atRest()
+    let failures = kept.filter { $0.error != nil }.count
+    let bodyBytes = kept.reduce(0) { $0 + ($1.responseData?.count ?? 0) }
+    print(String(format: "operations=%d failed=%d bytes_per_operation=%.0f body_bytes_per_operation=%.0f peak_rss_mib=%.1f", count, failures,
+                 Double(after - before) / Double(count), Double(bodyBytes) / Double(count), peakRSSMiB()))
+    return failures == 0 ? 0 : 1
 }
 
 /// p50, p99, p90, mean (µs) and wall time (s) of `count` sequential GETs.
@@ -294,6 +339,8 @@ case "soak" where arguments.count >= 4:
     exit(soak(url, count: Int(arguments[3]) ?? 3_000))
 case "queue-scale" where arguments.count >= 4:
     exit(queueScale(url, count: Int(arguments[3]) ?? 100_000))
+case "kept-scale" where arguments.count >= 4:
+    exit(keptScale(url, count: Int(arguments[3]) ?? 10_000))
 case "prime-fresh":
     exit(primeFreshEntry(url))
 case "prime-stale":

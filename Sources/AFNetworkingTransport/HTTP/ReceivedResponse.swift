@@ -67,6 +67,9 @@ package final class ReceivedResponse: Sendable {
     /// The status line as received ("HTTP/1.1 200 OK").
     package var statusLine: String { head.statusLine }
 
+    /// The protocol version the status line names ("HTTP/1.1", "HTTP/2").
+    package var httpVersion: String { head.httpVersion }
+
     /// Every field, in order, as Strings (made on each call).
     package var fields: [(name: String, value: String)] {
         head.spans.map { (head.name($0), head.value($0)) }
@@ -106,7 +109,7 @@ package final class ReceivedResponse: Sendable {
         NetworkThread.assertNotCurrent()
         return built.withLock { cached in
             if let cached { return cached }
-            cached = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: ResponseHead.httpVersion(ofStatusLine: statusLine),
+            cached = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion,
                                      headerFields: ResponseHead.headerFields(fields))
             return cached
         }

@@ -167,9 +167,28 @@ package struct ResponseHead: Sendable {
     }
 
     /// The completed head as a response for `url`, received through `proxy`.
+    ///
+    /// A response outlives its transfer (an operation keeps it until it is
+    /// released), and the buffers here grow with room to spare (512 bytes
+    /// for a head of typically 200–300, doubling): a buffer with much spare
+    /// room is kept as a copy of its exact size instead.
     package func response(for url: URL, proxy: ProxyEndpoint? = nil) -> ReceivedResponse {
-        ReceivedResponse(url: url, statusCode: statusCode, head: HeadBytes(bytes: bytes, statusLineEnd: statusLineEnd, spans: spans),
+        ReceivedResponse(url: url, statusCode: statusCode,
+                         head: HeadBytes(bytes: ResponseHead.trimmed(bytes, spare: 128), statusLineEnd: statusLineEnd,
+                                         spans: ResponseHead.trimmed(spans, spare: 8)),
                          proxy: proxy)
+    }
+
+    /// `array`, or a copy of exactly its count when it has `spare` or more
+    /// unused elements (a copy costs an allocation: small slack is kept).
+    private static func trimmed<Element>(_ array: [Element], spare: Int) -> [Element] {
+        guard array.capacity - array.count >= spare else { return array }
+        return array.withUnsafeBufferPointer { source in
+            [Element](unsafeUninitializedCapacity: source.count) { target, count in
+                _ = target.initialize(fromContentsOf: source)
+                count = source.count
+            }
+        }
     }
 
     /// RFC 9112 §6.3: several Content-Length values (repeated fields or a
@@ -252,10 +271,6 @@ package struct ResponseHead: Sendable {
         return true
     }
 
-    /// "HTTP/1.1", "HTTP/2" … as written on a status line.
-    package static func httpVersion(ofStatusLine line: String) -> String? {
-        line.split(separator: " ", maxSplits: 1).first.map(String.init)
-    }
 
     /// `HTTP/<digit>[.<digit>] <3 digits>[ reason]`, else nil.
     static func statusCode(ofStatusLine line: UnsafeBufferPointer<UInt8>) -> Int? {
@@ -360,6 +375,18 @@ package struct HeadBytes: Sendable {
     }
 
     var statusLine: String { String(decoding: bytes[0..<statusLineEnd], as: UTF8.self) }
+
+    /// The protocol version as the status line spells it ("HTTP/1.1",
+    /// "HTTP/2" …): its first word. The usual spellings are literals, so
+    /// building an `HTTPURLResponse` makes no String for them.
+    package var httpVersion: String {
+        let end = bytes[0..<statusLineEnd].firstIndex(of: UInt8(ascii: " ")) ?? statusLineEnd
+        let word = bytes[0..<end]
+        if word.elementsEqual("HTTP/1.1".utf8) { return "HTTP/1.1" }
+        if word.elementsEqual("HTTP/2".utf8) { return "HTTP/2" }
+        if word.elementsEqual("HTTP/1.0".utf8) { return "HTTP/1.0" }
+        return String(decoding: word, as: UTF8.self)
+    }
 
     /// A head made from Strings (tests, and responses built by hand).
     init(statusLine: String, fields: [(name: String, value: String)]) {

@@ -33,4 +33,35 @@ final class ResponseHeadFieldsTests: XCTestCase {
         XCTAssertFalse(ResponseHead.sameFieldName("Etag", "Etaf"))
         XCTAssertTrue(ResponseHead.sameFieldName("", ""))
     }
+
+    /// A head read line by line, as curl hands it over.
+    private func read(_ lines: [String]) throws -> ReceivedResponse {
+        var head = ResponseHead()
+        for line in lines + [""] {
+            var bytes = Array((line + "\r\n").utf8)
+            let result = bytes.withUnsafeMutableBufferPointer { head.consume(line: UnsafeBufferPointer($0)) }
+            if line.isEmpty { XCTAssertEqual(result, .complete) } else { XCTAssertEqual(result, .pending) }
+        }
+        return head.response(for: try XCTUnwrap(URL(string: "http://127.0.0.1/")))
+    }
+
+    func testTheVersionIsTheStatusLinesFirstWord() throws {
+        XCTAssertEqual(try read(["HTTP/1.1 200 OK", "Content-Length: 0"]).httpVersion, "HTTP/1.1")
+        XCTAssertEqual(try read(["HTTP/2 204"]).httpVersion, "HTTP/2")
+        XCTAssertEqual(try read(["HTTP/1.0 404 Not Found"]).httpVersion, "HTTP/1.0")
+        XCTAssertEqual(try read(["HTTP/3 200"]).httpVersion, "HTTP/3")
+    }
+
+    func testAHeadKeptPastItsBufferReadsTheSame() throws {
+        // Small (the buffer's spare room is dropped) and past the 512 bytes
+        // reserved (the buffer grew): the kept head reads as what was sent.
+        let small = try read(["HTTP/1.1 200 OK", "Server: t", "Vary: A", "vary: B"])
+        XCTAssertEqual(small.statusLine, "HTTP/1.1 200 OK")
+        XCTAssertEqual(small.fields.map(\.name), ["Server", "Vary", "vary"])
+        XCTAssertEqual(small.values(forField: "VARY"), ["A", "B"])
+        let names = (0..<40).map { "X-Field-\($0)" }
+        let large = try read(["HTTP/1.1 200 OK"] + names.map { "\($0): \(String(repeating: "v", count: 20))" })
+        XCTAssertEqual(large.fields.map(\.name), names)
+        XCTAssertEqual(large.value(forField: "x-field-39"), String(repeating: "v", count: 20))
+    }
 }
