@@ -44,7 +44,7 @@ extension RequestDriver {
         options.reportsUploadProgress = environment.reportsUploadProgress
         options.tls = environment.securityPolicy?.transferVerification ?? TLSVerification()
         if let idle = environment.idleTimeout { options.idleTimeout = min(options.idleTimeout, idle) }
-        options.hostLimit = environment.hostLimit
+        options.hostLimit = frontend.hostLimit(for: hop.request.url)
         options.clientIdentity = environment.clientCertificate?.identity
         options.maximumReceiveBytesPerSecond = environment.maximumReceiveBytesPerSecond
         options.maximumSendBytesPerSecond = environment.maximumSendBytesPerSecond

@@ -13,6 +13,11 @@ import Logging
 protocol RequestFrontend: AnyObject, Sendable {
     /// Settings for a hop to `url` about to start (off the network thread).
     func transferEnvironment(for url: URL?) -> TransferEnvironment
+    /// At most this many transfers at once to `url`'s host (nil: no limit).
+    /// Asked only when a transfer starts: the cache and cookie steps that
+    /// also read the environment have no use for it, and finding `url`'s
+    /// host, scheme and port costs more than the rest of the environment.
+    func hostLimit(for url: URL?) -> HostLimit?
     /// The request a hop sends, its body ready: `consumedBodyStream` says an
     /// earlier hop already read the request's body stream (307/308, a retry
     /// after 401/407), so a fresh copy must be found or the hop fails. Calls
@@ -63,6 +68,7 @@ protocol RequestFrontend: AnyObject, Sendable {
 extension RequestFrontend {
     var outputMayBeDiverted: Bool { false }
     var dropsQueuedBodyOnCancel: Bool { true }
+    func hostLimit(for url: URL?) -> HostLimit? { nil }
 
     func outputIsFinal(_ outcome: TransferStateMachine.Outcome, driver: RequestDriver) {
         driver.outputFinished(outcome)
@@ -100,8 +106,6 @@ struct TransferEnvironment {
     var reportsUploadProgress = false
     /// A shorter idle timeout than the request's own, if any.
     var idleTimeout: TimeInterval?
-    /// At most this many transfers at once per host (nil: no limit).
-    var hostLimit: HostLimit?
     /// Presented in TLS handshakes (mutual TLS).
     var clientCertificate: ClientCertificate?
     /// A parsed `connectionProxyDictionary` (nil: the environment decides).

@@ -81,8 +81,8 @@ struct SessionSettings: @unchecked Sendable {
         return limit
     }
 
-    /// The environment a hop of a task starts in (`url`: the hop's).
-    func environment(for url: URL?, securityPolicy: SecurityPolicy?, usesCache: Bool, reportsUploadProgress: Bool) -> TransferEnvironment {
+    /// The environment a hop of a task starts in (its host limit aside: `hostLimit(for:)`).
+    func environment(securityPolicy: SecurityPolicy?, usesCache: Bool, reportsUploadProgress: Bool) -> TransferEnvironment {
         var environment = TransferEnvironment(securityPolicy: securityPolicy)
         environment.cookieStorage = cookieStorage
         environment.sendsCookies = sendsCookies
@@ -91,7 +91,6 @@ struct SessionSettings: @unchecked Sendable {
         environment.cache = usesCache ? cache : nil
         environment.reportsUploadProgress = reportsUploadProgress
         if idleTimeout > 0 && idleTimeout.isFinite { environment.idleTimeout = idleTimeout }
-        environment.hostLimit = hostLimit(for: url)
         environment.proxies = proxies
         return environment
     }

@@ -10,7 +10,7 @@ import Logging
 /// stream) and reports become delegate calls on the manager's operation queue.
 extension SessionTaskFrontend: RequestFrontend {
     func transferEnvironment(for url: URL?) -> TransferEnvironment {
-        var environment = context.session.settings.environment(for: url, securityPolicy: context.securityPolicy,
+        var environment = context.session.settings.environment(securityPolicy: context.securityPolicy,
                                                                usesCache: !kind.isDownload, reportsUploadProgress: true)
         // Presented to the original request's origin only, never after a redirect elsewhere.
         // (Compared only when there is a certificate: comparing origins is costly.)
@@ -24,6 +24,8 @@ extension SessionTaskFrontend: RequestFrontend {
         environment.trace = trace
         return environment
     }
+
+    func hostLimit(for url: URL?) -> HostLimit? { context.session.settings.hostLimit(for: url) }
 
     var activityLogger: Logger? { context.logger ?? NetworkActivityLogger.shared.logger }
 
