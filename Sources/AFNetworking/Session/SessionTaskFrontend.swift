@@ -24,7 +24,9 @@ enum SessionTaskKind: Sendable {
 
     enum DownloadStart: Sendable {
         case fresh
-        case resuming(DownloadResumeData)
+        /// Boxed: resume data is large, and the kind is copied whenever a
+        /// task's settings are read (most tasks are not resumed downloads).
+        indirect case resuming(DownloadResumeData)
         /// Resume data that cannot be used: the task fails with this when resumed.
         case unusable(NSError)
     }
