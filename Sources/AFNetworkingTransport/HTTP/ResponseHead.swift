@@ -271,7 +271,6 @@ package struct ResponseHead: Sendable {
         return true
     }
 
-
     /// `HTTP/<digit>[.<digit>] <3 digits>[ reason]`, else nil.
     static func statusCode(ofStatusLine line: UnsafeBufferPointer<UInt8>) -> Int? {
         guard line.count >= 10, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[2] == UInt8(ascii: "T"),
