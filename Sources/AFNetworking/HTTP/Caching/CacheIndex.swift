@@ -43,9 +43,20 @@ package final class CacheIndex: Sendable {
         let cached: CachedURLResponse
         let freshness: CacheFreshness
         let policyTag: String
+        /// The field names the response's `Vary` lists (`CacheRules.varyNames`),
+        /// read once: every lookup compares them, and corelibs' header lookup
+        /// lowercases each field name of the response to find one.
+        let varyNames: [String]
         /// The hit made last from this entry and the whole-second age it
         /// carries (see `hit(age:)`); copies of the entry share it.
         let lastHit = LockedState<(age: Int, response: CachedURLResponse)?>(nil)
+
+        init(cached: CachedURLResponse, freshness: CacheFreshness, policyTag: String) {
+            self.cached = cached
+            self.freshness = freshness
+            self.policyTag = policyTag
+            varyNames = (cached.response as? HTTPURLResponse).map(CacheRules.varyNames(of:)) ?? []
+        }
     }
 
     enum Lookup {

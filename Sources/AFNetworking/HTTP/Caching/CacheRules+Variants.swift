@@ -36,11 +36,11 @@ extension CacheRules {
     }
 
     /// Whether `cached` may answer `sent` (the request as it would go out):
-    /// every field named in its `Vary` has the value it had when stored;
-    /// `Vary: *` never matches.
-    static func variantMatches(_ cached: CachedURLResponse, request sent: () -> URLRequest) -> Bool {
-        guard let response = cached.response as? HTTPURLResponse else { return false }
-        let names = varyNames(of: response)
+    /// every field named in its `Vary` — `names`, as `varyNames(of:)` reads
+    /// them (a cache index entry keeps them) — has the value it had when
+    /// stored; `Vary: *` never matches.
+    static func variantMatches(_ cached: CachedURLResponse, varyingOn names: [String], request sent: () -> URLRequest) -> Bool {
+        guard cached.response is HTTPURLResponse else { return false }
         if names.isEmpty { return true }
         if names.contains("*") { return false }
         guard let stored = cached.userInfo?[varyValuesKey] as? [String] else { return false }

@@ -97,7 +97,7 @@ enum CacheRules {
         // nor one fetched with one client identity to a request with another.
         if let known = entry, known.policyTag != policyTag { entry = nil }
         // Nor one that varies on a field this request has otherwise (§4.1).
-        if let known = entry, !variantMatches(known.cached, request: sent ?? { request }) { entry = nil }
+        if let known = entry, !variantMatches(known.cached, varyingOn: known.varyNames, request: sent ?? { request }) { entry = nil }
         let ranged = range != nil
         switch request.cachePolicy {
         case .returnCacheDataDontLoad:
