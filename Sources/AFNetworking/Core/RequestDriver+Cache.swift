@@ -36,8 +36,10 @@ extension RequestDriver {
     func recordResponse(_ outcome: TransferStateMachine.Outcome) -> CacheProposal? {
         assert(!engine.isReportingThread, "storages, streams and files stay off the engine's thread")
         guard let frontend else { return nil }
-        let environment = frontend.transferEnvironment(for: outcome.finalRequest?.url)
+        // Made only when there is something to record: a hit has nothing.
+        func makeEnvironment() -> TransferEnvironment { frontend.transferEnvironment(for: outcome.finalRequest?.url) }
         if let confirmation = outcome.revalidatedBy, let request = outcome.finalRequest {
+            let environment = makeEnvironment()
             if environment.acceptsCookies { CookieHandling.store(from: confirmation, for: request, in: environment.cookieStorage) }
             if let cache = environment.cache, let original = outcome.originalRequest, let key = original.url?.absoluteString,
                case .cached(let merged)? = outcome.response {
@@ -46,6 +48,7 @@ extension RequestDriver {
             return nil
         }
         guard !outcome.servedFromCache, case .received(let head)? = outcome.response else { return nil }
+        let environment = makeEnvironment()
         if let request = outcome.finalRequest, environment.acceptsCookies {
             CookieHandling.store(from: head, for: request, in: environment.cookieStorage)
         }
