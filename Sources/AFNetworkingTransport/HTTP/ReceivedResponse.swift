@@ -11,7 +11,7 @@ import FoundationNetworking
 package final class ReceivedResponse: Sendable {
     package let url: URL
     package let statusCode: Int
-    private let head: HeadBytes
+    let head: HeadBytes
     /// Where a 3xx response points, resolved against the request URL by curl
     /// (known once the transfer has completed).
     package let redirectURL: URL?

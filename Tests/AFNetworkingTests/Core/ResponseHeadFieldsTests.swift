@@ -64,4 +64,23 @@ final class ResponseHeadFieldsTests: XCTestCase {
         XCTAssertEqual(large.fields.map(\.name), names)
         XCTAssertEqual(large.value(forField: "x-field-39"), String(repeating: "v", count: 20))
     }
+
+    func testListMembersSplitAtCommasOutsideQuotesAcrossRepeatedFields() throws {
+        let response = try read(["HTTP/1.1 200 OK", #"Cache-Control: max-age=60, no-cache="a, b" ,, x="q\",t""#,
+                                 "Server: s", "CACHE-CONTROL:\tNo-Store\t", "cache-control: ,"])
+        var members: [String] = []
+        response.forEachListMember(ofField: "cache-control") { members.append(String(decoding: $0.bytes, as: UTF8.self)) }
+        XCTAssertEqual(members, ["max-age=60", #"no-cache="a, b""#, #"x="q\",t""#, "No-Store"])
+        var seen: [String] = []
+        response.forEachListMember(ofField: "cache-control") { member in
+            if member.equals("no-store") { seen.append("no-store") }
+            if member.named("no-cache") { seen.append("no-cache") }
+            if member.named("max-age"), member.hasArgument { seen.append("max-age") }
+            if member.named("max") || member.equals("no-stor") { seen.append("wrong") }
+        }
+        XCTAssertEqual(seen, ["max-age", "no-cache", "no-store"])
+        var none = 0
+        response.forEachListMember(ofField: "vary") { _ in none += 1 }
+        XCTAssertEqual(none, 0)
+    }
 }

@@ -1,4 +1,5 @@
 @testable import AFNetworking
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -129,6 +130,31 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
                        ["max-age=60", "no-cache=a, b", "private", #"x=q"t"#])
         XCTAssertEqual(CacheRules.directives(in: #"MAX-AGE="60""#), ["max-age=60"])
         XCTAssertEqual(CacheRules.directives(in: " , no-store ,"), ["no-store"])
+    }
+
+    /// The storability check reads the head's bytes: directive names without
+    /// case, whole directives only, a comma inside quotes not splitting one.
+    func testWhatMayBeStoredIsDecidedByWholeDirectives() throws {
+        let request = URLRequest(url: try XCTUnwrap(URL(string: "http://127.0.0.1/s")))
+        func mayStore(_ fields: [(name: String, value: String)], status: Int = 200) throws -> Bool {
+            let head = ReceivedResponse(url: try XCTUnwrap(request.url), statusCode: status, statusLine: "HTTP/1.1 \(status) X", fields: fields)
+            return CacheRules.mayStore(head, for: request)
+        }
+        XCTAssertTrue(try mayStore([("Cache-Control", "max-age=60")]))
+        XCTAssertTrue(try mayStore([("cache-control", "PUBLIC")]))
+        XCTAssertTrue(try mayStore([("Expires", "Thu, 01 Jan 2099 00:00:00 GMT")]))
+        XCTAssertTrue(try mayStore([("ETag", "\"1\"")]))
+        XCTAssertFalse(try mayStore([("ETag", "\"1\"")], status: 302), "no heuristic freshness for a 302")
+        XCTAssertFalse(try mayStore([]), "nothing to judge freshness by")
+        XCTAssertFalse(try mayStore([("Cache-Control", "max-age=60"), ("Cache-Control", " NO-STORE ")]))
+        XCTAssertFalse(try mayStore([("Cache-Control", "max-age=60, no-store")]))
+        XCTAssertTrue(try mayStore([("Cache-Control", #"max-age=60, no-cache="no-store, x""#)]), "no-store inside a quoted argument")
+        XCTAssertTrue(try mayStore([("Cache-Control", "max-age=60, no-stored")]))
+        XCTAssertFalse(try mayStore([("Cache-Control", "max-age"), ("Last-Modified", "x")], status: 302), "max-age without a value is no freshness")
+        XCTAssertTrue(try mayStore([("Cache-Control", "no-store, must-understand, max-age=60")]))
+        XCTAssertFalse(try mayStore([("Cache-Control", "no-store, Must-Understand, max-age=60")], status: 299))
+        XCTAssertFalse(try mayStore([("Cache-Control", "max-age=60"), ("Vary", "Accept, *")]))
+        XCTAssertTrue(try mayStore([("Cache-Control", "max-age=60"), ("Vary", "Accept, X-*")]))
     }
 
     // MARK: - §5.1 Age

@@ -165,23 +165,32 @@ enum CacheRules {
               (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
         // A whole 206 is stored as (and judged as) its 200.
         let status = head.statusCode == 206 ? 200 : head.statusCode
-        let answered = directives(in: head.values(forField: "cache-control").joined(separator: ","))
+        // Read over the head's bytes: this runs for every response, and most
+        // are not stored (Strings of the directives cost ~4k instructions).
+        var noStore = false, mustUnderstand = false, explicit = false
+        head.forEachListMember(ofField: "cache-control") { directive in
+            if directive.named("must-understand") {
+                mustUnderstand = true
+            } else if directive.equals("no-store") {
+                noStore = true
+            } else if directive.equals("public") || (directive.named("max-age") && directive.hasArgument) {
+                explicit = true
+            }
+        }
         // §5.2.2.3: with must-understand, a status the cache knows overrides
         // no-store (the pair lets a server keep older caches from storing it);
         // an unknown status is not stored whatever else is said.
-        if answered.contains(where: { $0.hasPrefix("must-understand") }) {
+        if mustUnderstand {
             guard understands(status) else { return false }
-        } else if answered.contains("no-store") {
+        } else if noStore {
             return false
         }
         if RequestDirectives(request).noStore { return false }
-        if head.values(forField: "vary").contains(where: { $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "*" } }) {
-            return false
-        }
-        let explicit = answered.contains { $0.hasPrefix("max-age=") || $0 == "public" } || head.value(forField: "expires") != nil
-        if explicit { return true }
-        return heuristicallyCacheable.contains(status)
-            && (head.value(forField: "etag") != nil || head.value(forField: "last-modified") != nil)
+        var variesOnEverything = false
+        head.forEachListMember(ofField: "vary") { if $0.equals("*") { variesOnEverything = true } }
+        if variesOnEverything { return false }
+        if explicit || head.hasField("expires") { return true }
+        return heuristicallyCacheable.contains(status) && (head.hasField("etag") || head.hasField("last-modified"))
     }
 
     /// `must-understand` (RFC 9111 §5.2.2.3): the library knows the caching
