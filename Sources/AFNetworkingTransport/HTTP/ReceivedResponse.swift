@@ -101,7 +101,7 @@ package final class ReceivedResponse: Sendable {
         if hasField("transfer-encoding") { return -1 }
         let contentEncoding = hasField("content-encoding") ? values(forField: "content-encoding").joined(separator: ",") : nil
         if case .decode = ContentDecoder.plan(forContentEncoding: contentEncoding) { return -1 }
-        return value(forField: "content-length").flatMap { Int64($0) } ?? -1
+        return head.firstSpan(named: "content-length").flatMap(head.integer) ?? -1
     }
 
     /// The `HTTPURLResponse`, built on first use and kept.

@@ -198,10 +198,15 @@ package struct ResponseHead: Sendable {
         var length: ArraySlice<UInt8>?
         for span in spans where HeadBytes.nameMatches(bytes, span, "content-length") {
             let value = bytes[Int(span.valueStart)..<Int(span.valueEnd)]
-            for item in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-                var number = item
-                while let first = number.first, ResponseHead.isBlank(first) { number = number.dropFirst() }
-                while let last = number.last, ResponseHead.isBlank(last) { number = number.dropLast() }
+            // Each comma-separated item, empty ones included (an error), by
+            // index: every response has one, and splitting made an array.
+            var itemStart = value.startIndex
+            while true {
+                let itemEnd = value[itemStart...].firstIndex(of: UInt8(ascii: ",")) ?? value.endIndex
+                var lower = itemStart, upper = itemEnd
+                while lower < upper, ResponseHead.isBlank(value[lower]) { lower += 1 }
+                while upper > lower, ResponseHead.isBlank(value[upper - 1]) { upper -= 1 }
+                let number = value[lower..<upper]
                 guard !number.isEmpty, number.allSatisfy(ResponseHead.isDigit) else {
                     return "The response has an invalid Content-Length (\(String(decoding: value, as: UTF8.self)))."
                 }
@@ -209,6 +214,8 @@ package struct ResponseHead: Sendable {
                     return "The response has conflicting Content-Length values (\(String(decoding: length, as: UTF8.self)) and \(String(decoding: number, as: UTF8.self)))."
                 }
                 length = number
+                guard itemEnd < value.endIndex else { break }
+                itemStart = itemEnd + 1
             }
         }
         return nil
@@ -374,6 +381,15 @@ package struct HeadBytes: Sendable {
     }
 
     var statusLine: String { String(decoding: bytes[0..<statusLineEnd], as: UTF8.self) }
+
+    /// The span's value as `Int64(String)` reads it. Plain digits (every
+    /// received Content-Length: the head refuses others) are read from the
+    /// bytes without making a String.
+    func integer(_ span: FieldSpan) -> Int64? {
+        let digits = bytes[Int(span.valueStart)..<Int(span.valueEnd)]
+        guard (1...18).contains(digits.count), digits.allSatisfy(ResponseHead.isDigit) else { return Int64(value(span)) }
+        return digits.reduce(0) { $0 * 10 + Int64($1 - UInt8(ascii: "0")) }
+    }
 
     /// The protocol version as the status line spells it ("HTTP/1.1",
     /// "HTTP/2" …): its first word. The usual spellings are literals, so

@@ -83,4 +83,33 @@ final class ResponseHeadFieldsTests: XCTestCase {
         response.forEachListMember(ofField: "vary") { _ in none += 1 }
         XCTAssertEqual(none, 0)
     }
+
+    func testContentLengthListsMustAgreeItemByItem() throws {
+        func result(_ value: String) -> ResponseHead.LineResult {
+            var head = ResponseHead()
+            var last = ResponseHead.LineResult.pending
+            for line in ["HTTP/1.1 200 OK", "Content-Length: \(value)", ""] {
+                var bytes = Array((line + "\r\n").utf8)
+                last = bytes.withUnsafeMutableBufferPointer { head.consume(line: UnsafeBufferPointer($0)) }
+            }
+            return last
+        }
+        XCTAssertEqual(result("42"), .complete)
+        XCTAssertEqual(result("42 ,\t42"), .complete)
+        for bad in ["42,", ",42", "42, 43", "", " , ", "4 2", "+42", "42,,42"] {
+            guard case .invalid = result(bad) else { return XCTFail("Content-Length: \(bad) was accepted") }
+        }
+    }
+
+    func testTheExpectedLengthIsContentLengthAsAnInteger() throws {
+        XCTAssertEqual(try read(["HTTP/1.1 200 OK", "Content-Length: 1024"]).expectedContentLength, 1024)
+        XCTAssertEqual(try read(["HTTP/1.1 200 OK", "Content-Length: 0"]).expectedContentLength, 0)
+        XCTAssertEqual(try read(["HTTP/1.1 200 OK", "Content-Length: 9223372036854775807"]).expectedContentLength, Int64.max)
+        XCTAssertEqual(try read(["HTTP/1.1 200 OK", "Content-Length: 9223372036854775808"]).expectedContentLength, -1)
+        XCTAssertEqual(try read(["HTTP/1.1 200 OK", "Content-Length: 7, 7"]).expectedContentLength, -1)
+        XCTAssertEqual(try read(["HTTP/1.1 200 OK"]).expectedContentLength, -1)
+        let url = try XCTUnwrap(URL(string: "http://127.0.0.1/"))
+        XCTAssertEqual(ReceivedResponse(url: url, statusCode: 200, statusLine: "HTTP/1.1 200 OK", fields: [("Content-Length", "+12")]).expectedContentLength, 12,
+                       "a head built by hand reads as Int64 does")
+    }
 }
