@@ -202,6 +202,28 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         XCTAssertEqual(hit.response?.value(forHTTPHeaderField: "X-Kept"), "yes")
     }
 
+    /// §3.1: a proxy's authentication fields are not stored (the cache's key
+    /// does not name the proxy), in the stored response or its kept head.
+    func testAProxysAuthenticationFieldsAreNotStored() throws {
+        routeCounting("/proxied", headers: [("Cache-Control", "max-age=3600"), ("Proxy-Authentication-Info", "nextnonce=\"a\""),
+                                            ("Proxy-Authenticate", "Basic realm=\"p\""), ("X-Kept", "yes")])
+        XCTAssertNotNil(fetch("/proxied").0.response?.value(forHTTPHeaderField: "Proxy-Authentication-Info"), "the live answer has it")
+        let (hit, _) = fetch("/proxied")
+        XCTAssertEqual(count("/proxied"), 1)
+        XCTAssertNil(hit.response?.value(forHTTPHeaderField: "Proxy-Authentication-Info"))
+        XCTAssertNil(hit.response?.value(forHTTPHeaderField: "Proxy-Authenticate"))
+        XCTAssertEqual(hit.response?.value(forHTTPHeaderField: "X-Kept"), "yes")
+        // The head kept beside the stored response (for `afn -i`) leaves them out too.
+        let url = try XCTUnwrap(URL(string: "http://127.0.0.1:9/proxied"))
+        let head = ReceivedResponse(url: url, statusCode: 200, statusLine: "HTTP/1.1 200 OK",
+                                    fields: [("Proxy-Authentication-Info", "x"), ("X-Kept", "yes"), ("proxy-authenticate", "Basic")])
+        let response = try XCTUnwrap(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["X-Kept": "yes"]))
+        var userInfo: [AnyHashable: Any] = [:]
+        CacheRules.keepReceivedHead(head, of: response, in: &userInfo)
+        let kept = try XCTUnwrap(userInfo[CacheRules.receivedHeadKey] as? String)
+        XCTAssertEqual(kept, "HTTP/1.1 200 OK\r\nX-Kept: yes")
+    }
+
     /// RFC 9111 §3, RFC 9110 §15.1: more than 200 is cacheable.
     func testOtherCacheableStatusesAreStored() {
         for (index, status) in [203, 300, 301, 404, 410, 501].enumerated() {

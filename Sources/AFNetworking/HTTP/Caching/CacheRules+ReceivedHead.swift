@@ -24,7 +24,9 @@ extension CacheRules {
     /// (not for a 206 stored as its 200: that head describes a part).
     static func keepReceivedHead(_ head: ReceivedResponse, of response: HTTPURLResponse, in userInfo: inout [AnyHashable: Any]) {
         guard head.statusCode == response.statusCode else { return }
-        userInfo[receivedHeadKey] = joined([head.statusLine] + head.fields.flatMap { [$0.name, $0.value] })
+        // As received, but for the proxy's authentication fields: nothing of them is stored (§3.1).
+        let fields = head.fields.filter { !proxyFields.contains($0.name.lowercased()) }
+        userInfo[receivedHeadKey] = joined([head.statusLine] + fields.flatMap { [$0.name, $0.value] })
     }
 
     /// `[status line, name, value, …]` as the stored string.

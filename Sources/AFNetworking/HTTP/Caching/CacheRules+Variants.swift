@@ -47,15 +47,22 @@ extension CacheRules {
         return stored == varyValues(for: names, of: sent())
     }
 
+    /// A proxy's authentication fields (RFC 9111 §3.1): a cache whose key
+    /// does not name the proxy must not store them — this one's does not, and
+    /// they belong to whichever proxy the request went through.
+    static let proxyFields: Set<String> = ["proxy-authenticate", "proxy-authentication-info", "proxy-authorization"]
+
     /// Fields that describe one connection, not the resource (RFC 9111 §3.1):
     /// never stored, never replayed from the cache.
     static func connectionFields(of response: HTTPURLResponse) -> Set<String> {
         connectionFields(listedIn: response.value(forHTTPHeaderField: "Connection"))
     }
 
-    /// The hop-by-hop fields plus those a `Connection` field value names, lowercased.
+    /// The hop-by-hop fields, the proxy's authentication fields and those a
+    /// `Connection` field value names, lowercased.
     static func connectionFields(listedIn connection: String?) -> Set<String> {
         var names: Set<String> = ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade"]
+        names.formUnion(proxyFields)
         for token in (connection ?? "").split(separator: ",") {
             names.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
         }
