@@ -286,6 +286,34 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         XCTAssertEqual(count("/directives"), 5)
     }
 
+    /// §1.2.2: delta-seconds are digits; anything else is not a number of
+    /// seconds (a response's max-age then makes it stale, a request's
+    /// directive is ignored).
+    func testDeltaSecondsAreDigitsOnly() throws {
+        for text in ["inf", "+60", "1e3", "60.5", "-1", "", "0x10", " 6"] {
+            XCTAssertNil(CacheRules.deltaSeconds(text), text)
+        }
+        XCTAssertEqual(CacheRules.deltaSeconds("0"), 0)
+        XCTAssertEqual(CacheRules.deltaSeconds("3600"), 3600)
+        XCTAssertEqual(CacheRules.deltaSeconds("99999999999999999999999"), 1e23)
+        func lifetime(_ directive: String) -> TimeInterval? {
+            CacheFreshness(directives: [directive], date: nil, expires: nil, lastModified: nil, age: nil, etag: nil, receivedAt: Date()).lifetime
+        }
+        XCTAssertEqual(lifetime("max-age=inf"), 0)
+        XCTAssertEqual(lifetime("max-age=1e3"), 0)
+        XCTAssertEqual(lifetime("max-age=60"), 60)
+        func directives(_ value: String) throws -> RequestDirectives {
+            var request = URLRequest(url: try XCTUnwrap(URL(string: "http://127.0.0.1/")))
+            request.setValue(value, forHTTPHeaderField: "Cache-Control")
+            return RequestDirectives(request)
+        }
+        XCTAssertTrue(try directives("max-stale=abc").maxStale == nil, "an invalid max-stale accepts no staleness")
+        XCTAssertEqual(try directives("max-stale").maxStale, .some(TimeInterval?.none))
+        XCTAssertEqual(try directives("max-stale=30").maxStale, .some(TimeInterval?.some(30)))
+        XCTAssertNil(try directives("max-age=1e3").maxAge)
+        XCTAssertNil(try directives("min-fresh=+5").minFresh)
+    }
+
     func testNoStoreInTheRequestStoresNothing() {
         routeCounting("/nostore", headers: [("Cache-Control", "max-age=3600")])
         fetch("/nostore", headers: ["Cache-Control": "no-store"])

@@ -322,7 +322,8 @@ struct CacheFreshness: Sendable {
         let dateValue = parsedDate ?? received.timeIntervalSince1970
         var lifetime: TimeInterval?
         if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }) {
-            lifetime = TimeInterval(maxAge.dropFirst(8)).map { max(0, $0) } ?? 0
+            // Not a number of seconds: stale (§4.2.1).
+            lifetime = CacheRules.deltaSeconds(maxAge.dropFirst(8)) ?? 0
         } else if let expires {
             // An invalid Expires means already expired (RFC 9111 §5.3).
             if let expiry = HTTPDate.parse(expires) { lifetime = expiry - dateValue } else { lifetime = 0 }
@@ -342,7 +343,7 @@ struct CacheFreshness: Sendable {
         self.lastModified = lastModified
         staleWhileRevalidate = directives.first(where: { $0.hasPrefix("stale-while-revalidate=") })
             .map { $0.dropFirst("stale-while-revalidate=".count) }
-            .flatMap { $0.utf8.allSatisfy({ (0x30...0x39).contains($0) }) ? TimeInterval(String($0)) : nil }
+            .flatMap(CacheRules.deltaSeconds)
     }
 
     /// `Age` (RFC 9111 §5.1): a non-negative integer; of a list, the first

@@ -22,14 +22,17 @@ struct RequestDirectives: Equatable {
         let directives = CacheRules.directives(in: request.value(forHTTPHeaderField: "Cache-Control"))
         for directive in directives {
             let parts = directive.split(separator: "=", maxSplits: 1).map(String.init)
-            let argument = parts.count == 2 ? TimeInterval(parts[1].trimmingCharacters(in: .whitespaces)) : nil
+            // An argument that is not delta-seconds makes the directive
+            // invalid, and it is ignored: `max-stale=abc` accepts no staleness.
+            let argument = parts.count == 2 ? CacheRules.deltaSeconds(parts[1].trimmingCharacters(in: .whitespaces)) : nil
             switch parts.first?.trimmingCharacters(in: .whitespaces) {
             case "no-cache": noCache = true
             case "no-store": noStore = true
             case "only-if-cached": onlyIfCached = true
             case "max-age": if let argument { maxAge = argument }
             case "min-fresh": if let argument { minFresh = argument }
-            case "max-stale": maxStale = .some(parts.count == 2 ? argument : nil)
+            case "max-stale":
+                if parts.count == 1 { maxStale = .some(nil) } else if let argument { maxStale = .some(argument) }
             default: break
             }
         }

@@ -136,6 +136,17 @@ extension CacheRules {
         return Int(min(max(0, seconds.rounded(.down)), limit))
     }
 
+    /// A directive's delta-seconds argument (RFC 9111 §1.2.2): digits only —
+    /// `inf`, `+60`, `1e3`, `60.5` and `-1` are not numbers of seconds (Swift's
+    /// `Double(String)` would read each). A larger number than an `Int` holds
+    /// stays as large (the RFC allows "the greatest positive integer it can
+    /// conveniently represent"): a `max-age` of 10^27 outlives any `Age`;
+    /// only the `Age` the cache sends is cut to 2147483648 (`ageSeconds`).
+    static func deltaSeconds<Text: StringProtocol>(_ text: Text) -> TimeInterval? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return TimeInterval(String(text)) ?? .infinity
+    }
+
     /// Whether `name` is `lowercased` (ASCII letters in any case).
     static func isField(_ name: String, _ lowercased: StaticString) -> Bool {
         name.utf8.count == lowercased.utf8CodeUnitCount && startsIgnoringASCIICase(name.utf8[...], with: lowercased)
