@@ -54,6 +54,25 @@ final class CachingTests: OperationTestCase {
         XCTAssertEqual(count("/tagged"), 2)
     }
 
+    /// RFC 9111 §4.3.1: the entity tag and the date both, so a server whose
+    /// tag changed with the coding still confirms by the date.
+    func testARevalidationCarriesBothValidators() {
+        let stamp = "Sun, 06 Nov 1994 08:49:37 GMT"
+        server.route("/both") { request in
+            if request.headers.first(name: "if-modified-since") == stamp {
+                return [.head(status: 304, headers: []), .end]
+            }
+            return [.head(status: 200, headers: [("ETag", "\"v1-gzip\""), ("Last-Modified", stamp), ("Cache-Control", "max-age=0"),
+                                                 ("Content-Length", "4")]), .body(Data("both".utf8)), .end]
+        }
+        fetch("/both")
+        let (second, _) = fetch("/both")
+        XCTAssertEqual(second.responseString, "both")
+        XCTAssertEqual(server.requests.last?.headers.first(name: "if-none-match"), "\"v1-gzip\"")
+        XCTAssertEqual(server.requests.last?.headers.first(name: "if-modified-since"), stamp)
+        XCTAssertEqual(count("/both"), 2)
+    }
+
     func testLastModifiedRevalidationWithNoCache() {
         let stamp = "Sun, 06 Nov 1994 08:49:37 GMT"
         server.route("/dated") { request in

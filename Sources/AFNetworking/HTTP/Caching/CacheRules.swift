@@ -229,15 +229,15 @@ enum CacheRules {
         }
     }
 
+    /// `request` made conditional on the stored response's validators (RFC
+    /// 9111 §4.3.1): its entity tag (MUST) and its `Last-Modified` (SHOULD)
+    /// both — a server whose tags change with the coding (gzip, a `-gzip`
+    /// suffix) still answers 304 by the date. Nil when it has neither.
     static func conditionalRequest(_ request: URLRequest, validating freshness: CacheFreshness) -> URLRequest? {
+        guard freshness.etag != nil || freshness.lastModified != nil else { return nil }
         var conditional = request
-        if let tag = freshness.etag {
-            conditional.setValue(tag, forHTTPHeaderField: "If-None-Match")
-        } else if let modified = freshness.lastModified {
-            conditional.setValue(modified, forHTTPHeaderField: "If-Modified-Since")
-        } else {
-            return nil
-        }
+        if let tag = freshness.etag { conditional.setValue(tag, forHTTPHeaderField: "If-None-Match") }
+        if let modified = freshness.lastModified { conditional.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
         return conditional
     }
 
