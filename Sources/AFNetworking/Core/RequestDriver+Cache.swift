@@ -52,19 +52,34 @@ extension RequestDriver {
         if let request = outcome.finalRequest, environment.acceptsCookies {
             CookieHandling.store(from: head, for: request, in: environment.cookieStorage)
         }
-        guard outcome.error == nil, let original = outcome.originalRequest, let cache = environment.cache else { return nil }
+        guard let original = outcome.originalRequest, let cache = environment.cache else { return nil }
+        let effect = CacheRules.effect(of: head, for: original, redirected: head.url != original.url)
+        if case .invalidateTarget = effect, let target = original.url {
+            // §4.4: the unsafe request's own URL, not the one its redirect
+            // led to; even when the body then failed (the server answered).
+            CacheIndex.index(for: cache).invalidate(original, key: target.absoluteString)
+            return nil
+        }
+        guard outcome.error == nil else { return nil }
+        // The final URL (after any redirect): what a GET's answer is stored under.
         let key = head.url.absoluteString
-        switch CacheRules.effect(of: head, for: original) {
-        case .none:
+        // Made only when the cache is touched (a URLRequest copy is not free).
+        func finalRequest() -> URLRequest {
+            var request = original
+            if request.url != head.url { request.url = head.url }
+            return request
+        }
+        switch effect {
+        case .none, .invalidateTarget:
             return nil
         case .invalidate:
-            CacheIndex.index(for: cache).invalidate(original, key: key)
+            CacheIndex.index(for: cache).invalidate(finalRequest(), key: key)
             return nil
         case .store:
             guard let data = outcome.memoryBody, let received = head.httpURLResponse else {
                 // The body went to a stream: this newer answer cannot be
                 // stored, so no older one may answer in its place.
-                CacheIndex.index(for: cache).invalidate(original, key: key)
+                CacheIndex.index(for: cache).invalidate(finalRequest(), key: key)
                 return nil
             }
             // Stored under the URL that produced it (after any redirect), and

@@ -163,7 +163,7 @@ final class StaleRevalidation: RequestFrontend, @unchecked Sendable {
         switch CacheRules.effect(of: head, for: request) {
         case .none:
             return
-        case .invalidate:
+        case .invalidate, .invalidateTarget:   // a GET: only the first
             index.invalidate(request, key: key)
         case .store:
             guard let received = head.httpURLResponse else { return index.invalidate(request, key: key) }

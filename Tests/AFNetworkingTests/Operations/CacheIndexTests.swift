@@ -99,6 +99,27 @@ final class CacheIndexTests: OperationTestCase {
         XCTAssertEqual(server.requests.map(\.method), ["GET", "PUT", "GET"], "the PUT made the cached GET obsolete")
     }
 
+    /// RFC 9111 §4.4: the unsafe request's own URL, when a redirect took it
+    /// elsewhere (a DELETE answered 303 to the list); also when the answer it
+    /// was redirected to is an error: the 303 was not.
+    func testARedirectedUnsafeMethodInvalidatesTheEntryOfItsOwnURL() {
+        for (path, listStatus) in [("/item1", 200), ("/item2", 404)] {
+            server.route(path) { request in
+                if request.method == "DELETE" { return [.head(status: 303, headers: [("Location", "/list"), ("Content-Length", "0")]), .end] }
+                return [.head(status: 200, headers: [("Cache-Control", "max-age=3600"), ("Content-Length", "4")]), .body(Data("item".utf8)), .end]
+            }
+            server.route("/list") { _ in [.head(status: listStatus, headers: [("Content-Length", "0")]), .end] }
+            XCTAssertNil(run(HTTPRequestOperation(request: request(path))).error)
+            XCTAssertNil(run(HTTPRequestOperation(request: request(path))).error)
+            let delete = HTTPRequestOperation(request: request(path, method: "DELETE"))
+            delete.responseSerializer.acceptableStatusCodes = nil
+            XCTAssertNil(run(delete).error)
+            XCTAssertNil(run(HTTPRequestOperation(request: request(path))).error)
+            XCTAssertEqual(server.requests.filter { $0.uri == path }.map(\.method), ["GET", "DELETE", "GET"],
+                           "the DELETE made the cached GET of \(path) obsolete (its list answered \(listStatus))")
+        }
+    }
+
     func testACacheWithoutCapacityStoresNothing() {
         URLCache.shared = CountingCache(memoryCapacity: 0, diskCapacity: 0, diskPath: nil)
         server.respond("/asset", headers: [("Cache-Control", "max-age=3600")], body: Data("a".utf8))

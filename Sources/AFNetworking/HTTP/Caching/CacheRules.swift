@@ -203,14 +203,20 @@ enum CacheRules {
     enum Effect {
         /// Store it.
         case store
-        /// Whatever was stored for the URL is obsolete: a fresh answer that
-        /// may not be stored, or an unsafe method that changed the resource.
+        /// Whatever was stored for the final URL is obsolete: a fresh answer
+        /// to a GET that may not be stored.
         case invalidate
+        /// Whatever was stored for the request's own URL is obsolete: the
+        /// server answered an unsafe method without an error (RFC 9111 §4.4).
+        case invalidateTarget
         /// Nothing (an error status to a GET, a request that bypassed the cache).
         case none
     }
 
-    static func effect(of head: ReceivedResponse, for request: URLRequest) -> Effect {
+    /// `redirected`: whether the request was redirected on the way to
+    /// `head` (asked of unsafe methods only: a redirect is a non-error answer
+    /// to them, whatever the final status).
+    static func effect(of head: ReceivedResponse, for request: URLRequest, redirected: @autoclosure () -> Bool = false) -> Effect {
         let method = (request.httpMethod ?? "GET").uppercased()
         switch method {
         case "GET":
@@ -225,7 +231,7 @@ enum CacheRules {
         case "HEAD", "OPTIONS", "TRACE":
             return .none
         default:
-            return (200..<400).contains(head.statusCode) ? .invalidate : .none
+            return (200..<400).contains(head.statusCode) || redirected() ? .invalidateTarget : .none
         }
     }
 
