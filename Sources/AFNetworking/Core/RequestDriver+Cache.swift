@@ -43,7 +43,13 @@ extension RequestDriver {
             if environment.acceptsCookies { CookieHandling.store(from: confirmation, for: request, in: environment.cookieStorage) }
             if let cache = environment.cache, let original = outcome.originalRequest, let key = original.url?.absoluteString,
                case .cached(let merged)? = outcome.response {
-                CacheIndex.index(for: cache).refresh(key: key, with: merged, for: original, receivedAt: Date())
+                let index = CacheIndex.index(for: cache)
+                let status = (merged.response as? HTTPURLResponse)?.statusCode ?? 200
+                if CacheRules.confirmationForbidsStoring(confirmation, status: status, request: original) {
+                    index.invalidate(original, key: key)
+                } else {
+                    index.refresh(key: key, with: merged, for: original, receivedAt: Date())
+                }
             }
             return nil
         }

@@ -157,7 +157,12 @@ final class StaleRevalidation: RequestFrontend, @unchecked Sendable {
             // Merged into the response that was served stale, and only while
             // it is still the stored one (a newer answer may have replaced it).
             guard case .entry(let current) = index.lookup(key), current.cached === stored else { return }
-            index.refresh(key: key, with: CacheRules.merging(stored, with: head), for: request, receivedAt: Date())
+            let status = (stored.response as? HTTPURLResponse)?.statusCode ?? 200
+            if CacheRules.confirmationForbidsStoring(head, status: status, request: request) {
+                index.invalidate(request, key: key)
+            } else {
+                index.refresh(key: key, with: CacheRules.merging(stored, with: head), for: request, receivedAt: Date())
+            }
             return
         }
         switch CacheRules.effect(of: head, for: request) {

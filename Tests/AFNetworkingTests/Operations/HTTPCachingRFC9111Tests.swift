@@ -100,6 +100,26 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         XCTAssertEqual(hit.response?.value(forHTTPHeaderField: "Test-Header"), "b")
     }
 
+    /// A 304 whose fields say the response may no longer be stored removes
+    /// the entry instead of refreshing it: the next request is unconditional.
+    func testA304SayingNoStoreRemovesTheEntry() {
+        server.route("/withdrawn") { request in
+            if request.headers.first(name: "if-none-match") == "\"w1\"" {
+                return [.head(status: 304, headers: [("ETag", "\"w1\""), ("Cache-Control", "no-store")]), .end]
+            }
+            return [.head(status: 200, headers: [("ETag", "\"w1\""), ("Cache-Control", "max-age=0"), ("Content-Length", "4")]),
+                    .body(Data("body".utf8)), .end]
+        }
+        fetch("/withdrawn")
+        let (revalidated, _) = fetch("/withdrawn")
+        XCTAssertEqual(revalidated.responseString, "body", "the 304 still confirms the answer it was asked about")
+        XCTAssertEqual(server.requests.last?.headers.first(name: "if-none-match"), "\"w1\"")
+        let (third, _) = fetch("/withdrawn")
+        XCTAssertEqual(third.responseString, "body")
+        XCTAssertEqual(count("/withdrawn"), 3)
+        XCTAssertNil(server.requests.last?.headers.first(name: "if-none-match"), "nothing was left to revalidate")
+    }
+
     // MARK: - §5.2.2.4 no-cache with a field list
 
     func testAQualifiedNoCacheWithholdsItsFieldsFromHitsButNotFromRevalidatedAnswers() {

@@ -165,8 +165,26 @@ enum CacheRules {
               (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }
         // A whole 206 is stored as (and judged as) its 200.
         let status = head.statusCode == 206 ? 200 : head.statusCode
-        // Read over the head's bytes: this runs for every response, and most
-        // are not stored (Strings of the directives cost ~4k instructions).
+        guard let explicit = freshnessUnlessForbidden(head, status: status, request: request) else { return false }
+        if explicit || head.hasField("expires") { return true }
+        return heuristicallyCacheable.contains(status) && (head.hasField("etag") || head.hasField("last-modified"))
+    }
+
+    /// Whether a 304 that confirmed a stored response of `status` says it
+    /// may no longer be stored (`no-store`, `Vary: *`, or a request's
+    /// `no-store`): the entry is then removed, not refreshed (RFC 9111 §3
+    /// applies to the updated response, §4.3.4).
+    static func confirmationForbidsStoring(_ confirmation: ReceivedResponse, status: Int, request: URLRequest) -> Bool {
+        freshnessUnlessForbidden(confirmation, status: status, request: request) == nil
+    }
+
+    /// Nil when `head` (for a response of `status`) or `request` forbids
+    /// storing; otherwise whether `head` gives explicit freshness in
+    /// `Cache-Control` (`max-age`, `public`).
+    ///
+    /// Read over the head's bytes: this runs for every response, and most
+    /// are not stored (Strings of the directives cost ~4k instructions).
+    private static func freshnessUnlessForbidden(_ head: ReceivedResponse, status: Int, request: URLRequest) -> Bool? {
         var noStore = false, mustUnderstand = false, explicit = false
         head.forEachListMember(ofField: "cache-control") { directive in
             if directive.named("must-understand") {
@@ -181,16 +199,14 @@ enum CacheRules {
         // no-store (the pair lets a server keep older caches from storing it);
         // an unknown status is not stored whatever else is said.
         if mustUnderstand {
-            guard understands(status) else { return false }
+            guard understands(status) else { return nil }
         } else if noStore {
-            return false
+            return nil
         }
-        if RequestDirectives(request).noStore { return false }
+        if RequestDirectives(request).noStore { return nil }
         var variesOnEverything = false
         head.forEachListMember(ofField: "vary") { if $0.equals("*") { variesOnEverything = true } }
-        if variesOnEverything { return false }
-        if explicit || head.hasField("expires") { return true }
-        return heuristicallyCacheable.contains(status) && (head.hasField("etag") || head.hasField("last-modified"))
+        return variesOnEverything ? nil : explicit
     }
 
     /// `must-understand` (RFC 9111 §5.2.2.3): the library knows the caching
