@@ -11,8 +11,15 @@ import FoundationNetworking
 /// storage takes its own locks and may touch the disk.
 enum CookieHandling {
     /// `HTTPCookieStorage.shared`, read once: its getter takes a lock, and
-    /// swift-corelibs-foundation never replaces the shared storage.
-    static let sharedStorage = HTTPCookieStorage.shared
+    /// swift-corelibs-foundation never replaces the shared storage. Its
+    /// cookies' Secure flags are restored from its file here, once, as the
+    /// storage itself loads that file in its own one-time initialiser
+    /// (`CookiePersistence`).
+    static let sharedStorage: HTTPCookieStorage = {
+        let storage = HTTPCookieStorage.shared
+        CookiePersistence.restoreSecureFlags(of: storage)
+        return storage
+    }()
 
     /// The request with a Cookie header for its URL, unless the caller set one
     /// or turned cookie handling off.

@@ -11,6 +11,7 @@ extension CookieJar {
     /// first, then earlier creation. Expired cookies met on the way are
     /// evicted from the storage.
     static func header(for url: URL, from storage: HTTPCookieStorage, now: Date = Date()) -> String? {
+        CookiePersistence.restoreOnce(storage)
         // The storage first: with no cookie at all (the common case) the host is never canonicalized.
         guard let all = storage.cookies, !all.isEmpty, let host = CookieDomain.canonicalHost(of: url) else { return nil }
         let path = CookiePath.requestPath(of: url)

@@ -8,6 +8,7 @@ extension CookieJar {
     /// `url`, in the order received (§5.3 steps 11–12 and eviction).
     static func store(_ fields: [String], for url: URL, in storage: HTTPCookieStorage, now: Date = Date()) {
         guard !fields.isEmpty, storage.cookieAcceptPolicy != .never, let host = CookieDomain.canonicalHost(of: url) else { return }
+        CookiePersistence.restoreOnce(storage)
         var existing = storage.cookies ?? []
         for field in fields {
             guard let parsed = SetCookieParser.parse(field),
