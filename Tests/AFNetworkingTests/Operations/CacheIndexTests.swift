@@ -68,6 +68,47 @@ final class CacheIndexTests: OperationTestCase {
         XCTAssertEqual(cache.lookups.value, 1)
     }
 
+    private func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+
+    /// RFC 9111 §4.2.3 across runs: an entry an earlier run stored is aged
+    /// from when it was received (kept with it), not from when it is read back.
+    func testAnEntryFromAnEarlierRunIsAgedFromWhenItWasReceived() throws {
+        server.respond("/aged", headers: [("Cache-Control", "max-age=60")], body: Data("fresh".utf8))
+        let url = self.url("/aged")
+        let now = Date()
+        // Received 100 s ago with Age 0 and a Date of then: 40 s past its lifetime.
+        let response = try XCTUnwrap(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                                     headerFields: ["Date": httpDate(now.addingTimeInterval(-100)),
+                                                                    "Cache-Control": "max-age=3600", "Age": "3550", "ETag": "\"old\""]))
+        let stored = CacheRules.stamped(CachedURLResponse(response: response, data: Data("stale".utf8)), receivedAt: now.addingTimeInterval(-100))
+        cache.storeCachedResponse(stored, for: URLRequest(url: url))
+        let operation = HTTPRequestOperation(request: request("/aged"))
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(operation.responseData, Data("fresh".utf8), "Age 3550 plus 100 s resident is past max-age=3600")
+        XCTAssertEqual(server.requests.first?.headers.first(name: "if-none-match"), "\"old\"")
+    }
+
+    /// Without a kept receive time (another program stored it), the `Date`
+    /// stands for it: `Age` plus the time since `Date`, not the larger of the two.
+    func testAnEntryWithoutAReceiveTimeIsAgedFromItsDate() throws {
+        server.respond("/dated-entry", headers: [("Cache-Control", "max-age=60")], body: Data("fresh".utf8))
+        let url = self.url("/dated-entry")
+        let response = try XCTUnwrap(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                                     headerFields: ["Date": httpDate(Date().addingTimeInterval(-1000)),
+                                                                    "Cache-Control": "max-age=3600", "Age": "3000"]))
+        cache.storeCachedResponse(CachedURLResponse(response: response, data: Data("stale".utf8)), for: URLRequest(url: url))
+        let operation = HTTPRequestOperation(request: request("/dated-entry"))
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(operation.responseData, Data("fresh".utf8), "3000 + 1000 s is past max-age=3600 (max(1000, 3000) was not)")
+        XCTAssertEqual(server.requests.count, 1)
+    }
+
     func testA304ExtendsTheEntryWithItsOwnLifetime() {
         let served = Locked(0)
         server.route("/v") { request in

@@ -141,7 +141,7 @@ package final class CacheIndex: Sendable {
             remember(key, .absent)
             return nil
         }
-        let entry = Entry(cached: cached, freshness: CacheFreshness(response, receivedAt: nil),
+        let entry = Entry(cached: cached, freshness: CacheFreshness(response, receivedAt: CacheRules.receivedAt(of: cached)),
                           policyTag: cached.userInfo?[CacheRules.policyKey] as? String ?? CacheRules.standardTag)
         remember(key, .entry(entry, cost: cached.data.count))
         return entry
@@ -153,15 +153,18 @@ package final class CacheIndex: Sendable {
     /// An answer too large for the cache replaces what was stored with
     /// nothing: it is newer (RFC 9111 §4.4's spirit), so the older one may
     /// not answer in its place.
-    func store(_ cached: CachedURLResponse, for request: URLRequest, key: String, policyTag: String, receivedAt: Date) {
-        guard let response = cached.response as? HTTPURLResponse else { return }
-        let cost = cached.data.count
+    func store(_ answer: CachedURLResponse, for request: URLRequest, key: String, policyTag: String, receivedAt: Date) {
+        guard let response = answer.response as? HTTPURLResponse else { return }
+        let cost = answer.data.count
         // Honour the cache as configured: nothing fits a cache without capacity.
         // A partial answer (a will-cache hook's) is never an entry (RFC 9111 §3.3).
         guard cost <= max(cache.memoryCapacity, cache.diskCapacity) / 20, response.statusCode != 206 else {
             invalidate(request, key: key)
             return
         }
+        // The time it was received goes to the disk with it: a later run
+        // ages the entry from then (RFC 9111 §4.2.3), not from its reading.
+        let cached = CacheRules.stamped(answer, receivedAt: receivedAt)
         let entry = Entry(cached: cached, freshness: CacheFreshness(response, receivedAt: receivedAt), policyTag: policyTag)
         // Kept in memory even when over the memory capacity until the disk
         // write has landed: a request made after this one must see this
@@ -314,11 +317,14 @@ struct CacheFreshness: Sendable {
 
     init(directives: [String], date: String?, expires: String?, lastModified: String?, age: String?, etag: String?,
          status: Int = 200, receivedAt: Date?) {
-        // Without a receive time (an entry read back from disk) the Date is
-        // the only clock: the apparent age is measured from it now.
-        let received = receivedAt ?? Date()
         // A missing or invalid Date is the time it was received (RFC 9110 §6.6.1).
         let parsedDate = date.flatMap(HTTPDate.parse)
+        // Without a receive time (an entry stored by another program, or
+        // before receive times were kept) the Date is the best estimate of
+        // it: the entry has been resident since then, and `Age` is its age
+        // when received (§4.2.3, with the clocks in step). Never later than now.
+        let now = Date()
+        let received = receivedAt ?? parsedDate.map { min(Date(timeIntervalSince1970: $0), now) } ?? now
         let dateValue = parsedDate ?? received.timeIntervalSince1970
         var lifetime: TimeInterval?
         if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }) {

@@ -20,6 +20,23 @@ extension CacheRules {
     /// turns a bare CR into a space and refuses a NUL), so CRLF separates them.
     static let receivedHeadKey = "AFNetworkingReceivedHead"
 
+    /// `userInfo` key of a cached response: when it was received, seconds
+    /// since 1970 as a String (a String for the same archiving reason).
+    static let receivedAtKey = "AFNetworkingReceivedAt"
+
+    /// `cached` with its receive time in `userInfo`.
+    static func stamped(_ cached: CachedURLResponse, receivedAt: Date) -> CachedURLResponse {
+        var userInfo = cached.userInfo ?? [:]
+        userInfo[receivedAtKey] = String(receivedAt.timeIntervalSince1970)
+        return CachedURLResponse(response: cached.response, data: cached.data, userInfo: userInfo, storagePolicy: cached.storagePolicy)
+    }
+
+    /// The receive time `stamped` kept; nil when there is none (or it is not a time).
+    static func receivedAt(of cached: CachedURLResponse) -> Date? {
+        guard let text = cached.userInfo?[receivedAtKey] as? String, let seconds = Double(text), seconds.isFinite else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
     /// Adds `head` to `userInfo` when it is the head of the stored `response`
     /// (not for a 206 stored as its 200: that head describes a part).
     static func keepReceivedHead(_ head: ReceivedResponse, of response: HTTPURLResponse, in userInfo: inout [AnyHashable: Any]) {
