@@ -200,8 +200,10 @@ package final class CacheIndex: Sendable {
         }
     }
 
-    /// The URL's answer may not be stored: whatever was stored for it is obsolete.
-    func invalidate(_ request: URLRequest, key: String) {
+    /// The URL's answer may not be stored: whatever was stored for it is
+    /// obsolete. `request` (for `URLCache`'s removal) is made only when there
+    /// may be something to remove.
+    func invalidate(_ request: @autoclosure () -> URLRequest, key: String) {
         let hadEntry = state.withLock { state -> Bool in
             guard let known = state.slots[key] else { return true }   // unknown: the disk may hold one
             if case .absent = known.slot { return false }
@@ -210,7 +212,7 @@ package final class CacheIndex: Sendable {
         // Already known absent (every request of a no-store API): nothing to do.
         guard hadEntry else { return }
         remember(key, .absent)
-        writeBehind.remove(for: request, key: key)
+        writeBehind.remove(for: request(), key: key)
     }
 
     /// Drops everything the index knows (the cache was emptied).
