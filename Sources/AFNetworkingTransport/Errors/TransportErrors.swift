@@ -66,7 +66,8 @@ package enum TransportErrors {
     /// - a malformed chunked body is a receive error to curl: it is a bad
     ///   server response, not a lost connection;
     /// - a header line over curl's own limit is "out of memory" to curl: while
-    ///   the head is still arriving, that is the server's fault.
+    ///   the head is still arriving (or before its status line, a line curl
+    ///   refuses before the callback sees it), that is the server's fault.
     /// - a TLS alert from a server that refused the client certificate sent
     ///   (or demanded one that was not sent) is a handshake failure to curl:
     ///   it is the client certificate's problem.
@@ -95,7 +96,9 @@ package enum TransportErrors {
             // A trailer line that is no header field, refused by curl's own
             // header store (as "bad function argument"): the server's fault.
             return CURLE_WEIRD_SERVER_REPLY
-        case CURLE_OUT_OF_MEMORY where headInProgress:
+        // curl's answer to a header line over its limit (100 KB), also a
+        // status line, before the callback has seen any line of the head.
+        case CURLE_OUT_OF_MEMORY where headInProgress || !gotStatus:
             return CURLE_WEIRD_SERVER_REPLY
         default:
             return code

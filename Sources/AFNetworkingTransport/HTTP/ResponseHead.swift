@@ -54,6 +54,9 @@ package struct ResponseHead: Sendable {
             guard isInProgress else { return .pending }
             headBytes = 0
             isInProgress = false
+            // libcurl takes a 101 as final and hands what follows as its body
+            // (curl test 1801); the library never asks to switch protocols.
+            if statusCode == 101 { return .invalid("The server switched protocols (101 Switching Protocols) without being asked to.") }
             if (100..<200).contains(statusCode) { return .pending }
             if let problem = contentLengthProblem() ?? transferCodingProblem() { return .invalid(problem) }
             isComplete = true
@@ -86,6 +89,12 @@ package struct ResponseHead: Sendable {
             // obs-fold continuation (RFC 9112 §5.2): join with a single space.
             // The last field's value ends the buffer, so it simply grows.
             guard let last = spans.last else { return .invalid("The response head starts with a continuation line.") }
+            // libcurl frames the body from each line as it arrives, not from
+            // the unfolded field: a folded length or coding would frame it
+            // one way there and another here (RFC 9112 §5.2, §6.3).
+            for framing: StaticString in ["content-length", "transfer-encoding"] where HeadBytes.nameMatches(bytes, last, framing) {
+                return .invalid("The response folds its \(framing) field over two lines (obsolete line folding), so its body cannot be delimited.")
+            }
             bytes.append(UInt8(ascii: " "))
             appendValue(line, from: 0)
             spans[spans.count - 1] = FieldSpan(nameStart: last.nameStart, nameEnd: last.nameEnd,
@@ -210,7 +219,8 @@ package struct ResponseHead: Sendable {
                 guard !number.isEmpty, number.allSatisfy(ResponseHead.isDigit) else {
                     return "The response has an invalid Content-Length (\(String(decoding: value, as: UTF8.self)))."
                 }
-                if let length, !length.elementsEqual(number) {
+                // Equal values may be written differently (`6` and `06`, curl test 770).
+                if let length, !length.drop(while: { $0 == UInt8(ascii: "0") }).elementsEqual(number.drop(while: { $0 == UInt8(ascii: "0") })) {
                     return "The response has conflicting Content-Length values (\(String(decoding: length, as: UTF8.self)) and \(String(decoding: number, as: UTF8.self)))."
                 }
                 length = number

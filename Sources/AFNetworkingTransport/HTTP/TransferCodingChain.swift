@@ -30,6 +30,18 @@ enum TransferCodingChain {
 
     /// Why the chain cannot be delimited, or nil when it can.
     static func problem(in values: [ArraySlice<UInt8>]) -> String? {
+        // libcurl reads a coding as chunked only when the item is exactly
+        // `chunked`: with parameters it would deliver the framing as the body.
+        for value in values {
+            for item in value.split(separator: UInt8(ascii: ",")) {
+                let name = item.prefix { $0 != UInt8(ascii: ";") }
+                guard name.count < item.count else { continue }
+                let trimmed = String(decoding: name, as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased()
+                if trimmed == "chunked" {
+                    return "The response's Transfer-Encoding gives chunked parameters (\(String(decoding: item, as: UTF8.self).trimmingCharacters(in: .whitespaces))), so its body cannot be delimited."
+                }
+            }
+        }
         let codings = names(in: values)
         guard let first = codings.firstIndex(of: "chunked"),
               codings[first...].contains(where: { $0 != "chunked" }) else { return nil }

@@ -145,6 +145,13 @@ extension Transfer {
 
     private func configureMethodAndBody(_ request: URLRequest, userdata: UnsafeMutableRawPointer) throws {
         let method = (request.httpMethod ?? "GET").uppercased()
+        // A HEAD with content would go out as a POST (curl sends a body only
+        // with POST or a custom method, and then waits for a response body a
+        // HEAD answer never has): refused, not changed. An empty body is none.
+        if method == "HEAD", request.httpBodyStream != nil || request.httpBody?.isEmpty == false {
+            throw TransportErrors.make(NSURLErrorBadURL, url: request.url, underlying: nil,
+                                       description: "The request is a HEAD with a body, which HEAD cannot carry (RFC 9110 §9.3.2); nothing was sent.")
+        }
         if let stream = request.httpBodyStream {
             let declared = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) } ?? -1
             // Read off the network thread, a bounded amount ahead of curl.
@@ -163,7 +170,7 @@ extension Transfer {
             // round, sends the body again: curl asks to rewind.
             try cafcurl_easy_setopt_seek_function(easy.raw, transferSeekCallback).check("seek callback")
             try easy.set(CURLOPT_SEEKDATA, pointer: userdata)
-        } else if let body = request.httpBody {
+        } else if let body = request.httpBody, method != "HEAD" {
             try easy.set(CURLOPT_POST, true)
             try easy.set(CURLOPT_POSTFIELDSIZE_LARGE, size: Int64(body.count))
             // COPYPOSTFIELDS copies, so the Data need not outlive this call. An

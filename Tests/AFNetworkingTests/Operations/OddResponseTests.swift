@@ -46,6 +46,63 @@ final class OddResponseTests: OperationTestCase {
         XCTAssertTrue(error.localizedDescription.contains("chunked"), error.localizedDescription)
     }
 
+    /// libcurl frames a body from each header line as it comes: a folded
+    /// Transfer-Encoding or Content-Length, or chunked with parameters, is
+    /// not chunked to it, and it would hand the framing over as the body.
+    func testFramingFieldsCurlWouldReadDifferentlyAreABadServerResponse() throws {
+        for framing in ["Transfer-Encoding:\r\n chunked", "Transfer-Encoding: chunked;ext=1", "Transfer-Encoding: gzip,\r\n chunked",
+                        "Content-Length:\r\n 5"] {
+            let reply = Data("HTTP/1.1 200 OK\r\n\(framing)\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n".utf8)
+            let (operation, outcome) = try fetch(reply)
+            XCTAssertEqual(outcome.error?.code, NSURLErrorBadServerResponse, framing)
+            XCTAssertNil(operation.responseData.flatMap { $0.isEmpty ? nil : $0 }, "\(framing): no framing delivered as the body")
+        }
+        // A folded field that frames nothing is joined and kept.
+        let (operation, outcome) = try fetch(Data("HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length: 2\r\n\r\nok".utf8))
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.response?.value(forHTTPHeaderField: "X-Folded"), "a b")
+    }
+
+    /// A 101 nobody asked for: libcurl would take it as the final answer and
+    /// deliver what follows as its body (curl test 1801).
+    func testAnUnaskedSwitchOfProtocolsIsABadServerResponse() throws {
+        let reply = Data("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nlies!\n".utf8)
+        let (operation, outcome) = try fetch(reply)
+        XCTAssertEqual(outcome.error?.code, NSURLErrorBadServerResponse)
+        XCTAssertTrue(operation.responseData?.isEmpty ?? true)
+    }
+
+    /// Equal lengths written differently agree (curl test 770).
+    func testContentLengthsAgreeByValue() throws {
+        let (operation, outcome) = try fetch(Data("HTTP/1.1 200 OK\r\nContent-Length: 6,06,6\r\nContent-Length: 6,    6\r\n\r\n-foo-\n".utf8))
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.responseString, "-foo-\n")
+        let (_, conflicting) = try fetch(Data("HTTP/1.1 200 OK\r\nContent-Length: 6, 60\r\n\r\n-foo-\n".utf8))
+        XCTAssertEqual(conflicting.error?.code, NSURLErrorBadServerResponse)
+    }
+
+    /// A coding the library does not know is delivered as received, with its
+    /// Content-Encoding; more than five stacked fail as curl fails them
+    /// (libcurl counts the codings it is told of, known or not).
+    func testUnknownContentCodingsAreDeliveredAsReceivedUpToFive() throws {
+        for codings in ["compress", "a, b, c, d, e"] {
+            let (operation, outcome) = try fetch(Data("HTTP/1.1 200 OK\r\nContent-Encoding: \(codings)\r\nContent-Length: 2\r\n\r\nok".utf8))
+            XCTAssertNil(outcome.error, codings)
+            XCTAssertEqual(operation.responseString, "ok", codings)
+            XCTAssertEqual(operation.response?.value(forHTTPHeaderField: "Content-Encoding"), codings)
+        }
+        for codings in ["a, b, c, d, e, f", "gzip, gzip, gzip, gzip, gzip, gzip"] {
+            let (_, outcome) = try fetch(Data("HTTP/1.1 200 OK\r\nContent-Encoding: \(codings)\r\nContent-Length: 2\r\n\r\nok".utf8))
+            XCTAssertEqual(outcome.error?.code, NSURLErrorCannotDecodeContentData, codings)
+        }
+    }
+
+    /// A status line over curl's line limit fails as the server's fault.
+    func testAStatusLineOverCurlsLimitIsABadServerResponse() throws {
+        let (_, outcome) = try fetch(Data(("HTTP/1.1 200 " + String(repeating: "a", count: 200_000) + "\r\nContent-Length: 0\r\n\r\n").utf8))
+        XCTAssertEqual(outcome.error?.code, NSURLErrorBadServerResponse, String(describing: outcome.error))
+    }
+
     func testAnInterimResponseWithoutAFinalOneIsABadServerResponse() throws {
         let (_, outcome) = try fetch(Self.continueThenGarbage)
         XCTAssertEqual(outcome.error?.domain, NSURLErrorDomain)

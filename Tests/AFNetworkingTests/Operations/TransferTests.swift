@@ -45,6 +45,26 @@ final class TransferTests: OperationTestCase {
         }
     }
 
+    /// A HEAD with content would have gone out as a POST: refused before
+    /// anything is sent. An empty body is no body.
+    func testAHeadWithABodyIsRefusedAndAnEmptyOneIsSentAsHead() throws {
+        server.respond("/h", body: Data())
+        let before = server.requests.count
+        for body in [Data("x".utf8)] {
+            var request = self.request("/h", method: "HEAD")
+            request.httpBody = body
+            XCTAssertEqual(run(HTTPRequestOperation(request: request)).error?.code, NSURLErrorBadURL)
+        }
+        var streamed = request("/h", method: "head")
+        streamed.httpBodyStream = InputStream(data: Data("x".utf8))
+        XCTAssertEqual(run(HTTPRequestOperation(request: streamed)).error?.code, NSURLErrorBadURL)
+        XCTAssertEqual(server.requests.count, before, "nothing was sent")
+        var empty = request("/h", method: "HEAD")
+        empty.httpBody = Data()
+        XCTAssertNil(run(HTTPRequestOperation(request: empty)).error)
+        XCTAssertEqual(server.requests.last?.method, "HEAD")
+    }
+
     func testUploadFromInputStreamWithProgress() throws {
         let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
         server.respond("/upload", body: Data("stored".utf8))
