@@ -352,6 +352,11 @@ int cafssl_ctx_apply_floor(void *ssl_ctx, int checks) {
     ERR_set_mark();
     int applied = 1;
     if (SSL_CTX_get_security_level(ctx) < level) SSL_CTX_set_security_level(ctx, level);
+    /* A TLS 1.2 server asking to renegotiate would run the verification
+     * again on a pooled connection, long after the transfer that installed
+     * its callback data is gone (and a new certificate would not be checked
+     * against the host again): refused. TLS 1.3 has no renegotiation. */
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
     long minimum = SSL_CTX_get_min_proto_version(ctx);
     /* 0 means "the lowest this OpenSSL supports". */
     if (minimum < TLS1_2_VERSION && SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) applied = 0;
@@ -365,6 +370,19 @@ int cafssl_ctx_apply_floor(void *ssl_ctx, int checks) {
     }
     ERR_pop_to_mark();
     return applied;
+}
+
+int cafssl_floor_refuses_renegotiation(void) {
+    cafssl_init();
+    ERR_set_mark();
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    int refuses = 0;
+    if (ctx != NULL) {
+        refuses = cafssl_ctx_apply_floor(ctx, 0) == 1 && (SSL_CTX_get_options(ctx) & SSL_OP_NO_RENEGOTIATION) != 0;
+        SSL_CTX_free(ctx);
+    }
+    ERR_pop_to_mark();
+    return refuses;
 }
 
 int cafssl_ctx_use_store(void *ssl_ctx, struct x509_store_st *store) {

@@ -120,9 +120,14 @@ enum {
 
 /* Applies the package's TLS floor to a context libcurl is setting up: the
  * security level of cafssl_security_level, TLS 1.2 or newer, and `checks`
- * (CAFSSL_FLOOR_CHECK_*) on the leaf when OpenSSL's own verification runs.
- * Returns 1, or 0 when OpenSSL refused a setting. */
+ * (CAFSSL_FLOOR_CHECK_*) on the leaf when OpenSSL's own verification runs,
+ * and no renegotiation. Returns 1, or 0 when OpenSSL refused a setting. */
 int cafssl_ctx_apply_floor(void *ssl_ctx, int checks);
+
+/* Whether a client context with the floor applied refuses a server's
+ * request to renegotiate (1) — for the tests, which have no TLS 1.2 server
+ * that renegotiates on a kept-alive connection. */
+int cafssl_floor_refuses_renegotiation(void);
 
 /* SSL_CTX_set1_cert_store takes OpenSSL types this header does not import;
  * the context comes from libcurl as a plain pointer. Gives the context a

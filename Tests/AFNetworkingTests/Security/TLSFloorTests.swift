@@ -1,4 +1,5 @@
 import AFNetworking
+import CAFOpenSSL
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -204,5 +205,12 @@ final class TLSFloorTests: OperationTestCase {
         let reason = "name constraints"
         assertRefused(try viaPackageVerifier(server, .outsideNameConstraints), naming: reason, codes: untrusted)
         assertRefused(try viaCurl(server, .outsideNameConstraints), naming: reason)
+    }
+
+    /// A TLS 1.2 server may not renegotiate a kept-alive connection: the
+    /// verification would run again with the callback data of a transfer
+    /// that is gone, and a new certificate would skip the host check.
+    func testTheFloorRefusesRenegotiation() {
+        XCTAssertEqual(cafssl_floor_refuses_renegotiation(), 1)
     }
 }
