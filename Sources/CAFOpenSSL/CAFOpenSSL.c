@@ -88,6 +88,16 @@ long cafssl_cert_to_der(const struct x509_st *cert, uint8_t *buffer, size_t capa
     return needed > 0 ? needed : -1;
 }
 
+int cafssl_cert_signed_by(const struct x509_st *cert, const struct x509_st *issuer) {
+    if (cert == NULL || issuer == NULL) return -1;
+    EVP_PKEY *key = X509_get0_pubkey((X509 *)issuer);
+    if (key == NULL) return -1;
+    ERR_set_mark();
+    int verified = X509_verify((X509 *)cert, key);
+    ERR_pop_to_mark();
+    return verified == 1 ? 1 : (verified == 0 ? 0 : -1);
+}
+
 long cafssl_cert_spki_to_der(const struct x509_st *cert, uint8_t *buffer, size_t capacity) {
     if (cert == NULL) {
         return -1;

@@ -1,4 +1,5 @@
 @_spi(AFNetworkingInternal) import AFNetworkingTransport
+import CAFOpenSSL
 import Foundation
 
 extension SecurityPolicy {
@@ -81,13 +82,25 @@ extension SecurityPolicy {
             }
             return pinnedInChain ? nil : SecurityPolicyError(.pinMismatch, detail: "no certificate of the chain is pinned")
         case .publicKey:
-            let pinnedKeyInChain = verification.chain.contains { certificate in
-                guard let key = certificate.subjectPublicKeyInfo else { return false }
-                if pins.publicKeys.contains(key) { return true }
-                guard !pins.publicKeyDigests.isEmpty, let digest = PublicKeyPins.sha256(key) else { return false }
-                return pins.publicKeyDigests.contains(digest)
+            // A pinned key counts where the chain below it hangs from it: the
+            // handshake proves the server holds the leaf's key, and each
+            // signature up to the pinned certificate proves the rest. (With
+            // `allowInvalidCertificates` the chain was built by names alone: a
+            // leaf signed by any key, naming the pinned CA as its issuer and
+            // sent with that CA's certificate, would otherwise pass.)
+            let chain = verification.chain
+            var linked = true
+            for (index, certificate) in chain.enumerated() {
+                if index > 0 {
+                    linked = linked && cafssl_cert_signed_by(chain[index - 1].handle, certificate.handle) == 1
+                    guard linked else { break }
+                }
+                guard let key = certificate.subjectPublicKeyInfo else { continue }
+                if pins.publicKeys.contains(key) { return nil }
+                if !pins.publicKeyDigests.isEmpty, let digest = PublicKeyPins.sha256(key), pins.publicKeyDigests.contains(digest) { return nil }
             }
-            return pinnedKeyInChain ? nil : SecurityPolicyError(.pinMismatch, detail: "no public key of the chain is pinned")
+            return SecurityPolicyError(.pinMismatch, detail: linked ? "no public key of the chain is pinned"
+                                                                    : "no public key of the chain is pinned (above a certificate its issuer did not sign)")
         }
     }
 

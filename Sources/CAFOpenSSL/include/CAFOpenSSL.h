@@ -52,6 +52,12 @@ long cafssl_cert_to_der(const struct x509_st *cert, uint8_t *buffer, size_t capa
  * X509_get_X509_PUBKEY + i2d_X509_PUBKEY. Returns the DER length, or -1. */
 long cafssl_cert_spki_to_der(const struct x509_st *cert, uint8_t *buffer, size_t capacity);
 
+/* Whether `cert`'s signature verifies with the public key of `issuer`:
+ * 1 yes, 0 no, -1 error. A pinned key above the leaf counts only when each
+ * certificate below it really hangs from the next one (a chain OpenSSL built
+ * by names alone, its failures ignored, may not). */
+int cafssl_cert_signed_by(const struct x509_st *cert, const struct x509_st *issuer);
+
 /* SHA-256 through EVP (Foundation on Linux has no digest API). Returns 1 on success. */
 int cafssl_sha256(const uint8_t *data, size_t length, uint8_t out[32]);
 

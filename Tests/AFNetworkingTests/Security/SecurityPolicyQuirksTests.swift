@@ -19,6 +19,31 @@ final class SecurityPolicyQuirksTests: XCTestCase {
         XCTAssertTrue(pinnedExpired.evaluateServerTrust(expired, forDomain: "localhost"))
     }
 
+    /// Beyond 2.7: with invalid certificates allowed, a pinned key above the
+    /// leaf counts only when the chain below it is signed by it. A forged leaf
+    /// naming the pinned intermediate as its issuer, sent with that
+    /// intermediate's certificate, is refused (2.7 accepted it).
+    func testAPinnedIssuerKeyDoesNotVouchForALeafItDidNotSign() {
+        let policy = SecurityPolicy(pinningMode: .publicKey, withPinnedCertificates: [TestPKI.intermediate])
+        policy.allowInvalidCertificates = true
+        let genuine = ServerTrust(certificates: [TestPKI.leaf, TestPKI.intermediate], anchorCertificates: [TestPKI.unrelatedRoot])
+        XCTAssertTrue(policy.evaluateServerTrust(genuine, forDomain: "localhost"))
+        let forged = ServerTrust(certificates: [TestPKI.forgedLeaf, TestPKI.intermediate], anchorCertificates: [TestPKI.unrelatedRoot])
+        XCTAssertFalse(policy.evaluateServerTrust(forged, forDomain: "localhost"))
+        XCTAssertFalse(policy.evaluateServerTrust(forged, forDomain: nil))
+        // Pinned by the key's hash, the same.
+        let hashed = SecurityPolicy(pinningMode: .publicKey)
+        hashed.allowInvalidCertificates = true
+        hashed.pinnedPublicKeyHashes = Set([SecurityPolicy.publicKeyHash(forCertificate: TestPKI.intermediate)].compactMap { $0 })
+        XCTAssertEqual(hashed.pinnedPublicKeyHashes.count, 1)
+        XCTAssertTrue(hashed.evaluateServerTrust(genuine, forDomain: "localhost"))
+        XCTAssertFalse(hashed.evaluateServerTrust(forged, forDomain: "localhost"))
+        // The forged leaf's own key pinned: the handshake proves the server holds it.
+        let leafPinned = SecurityPolicy(pinningMode: .publicKey, withPinnedCertificates: [TestPKI.forgedLeaf])
+        leafPinned.allowInvalidCertificates = true
+        XCTAssertTrue(leafPinned.evaluateServerTrust(forged, forDomain: "localhost"))
+    }
+
     /// Certificate pinning re-verifies against the pins, so host and dates still count.
     func testCertificatePinningStillChecksHostAndDatesWhenInvalidCertificatesAreAllowed() {
         let expired = ServerTrust(certificates: [TestPKI.expiredLeaf, TestPKI.intermediate], anchorCertificates: TestPKI.anchors)

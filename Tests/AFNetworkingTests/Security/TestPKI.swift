@@ -39,6 +39,8 @@ enum TestPKI {
     static var wildcardLeaf: Data { der("leaf-wildcard") }
     static var wrongHostLeaf: Data { der("leaf-wronghost") }
     static var expiredLeaf: Data { der("expired-leaf") }
+    /// localhost, signed by an impostor's key under `intermediate`'s name (no key identifiers).
+    static var forgedLeaf: Data { der("forged-leaf") }
     static var unrelatedRoot: Data { der("unrelated-root-ca") }
     static var unrelatedLeaf: Data { der("unrelated-leaf") }
     static var selfSignedNoDomains: Data { der("selfsigned-nodomains") }

@@ -95,4 +95,13 @@ openssl ca -batch -config "$WORK/ca.cnf" -extensions v3 -notext \
     -in "$WORK/expired.csr" -out "$WORK/expired.pem" 2>/dev/null
 openssl x509 -in "$WORK/expired.pem" -outform DER -out "$OUT/expired-leaf.cer"
 
+# A forged leaf: signed by an impostor's key under the intermediate's name,
+# without key identifiers, so a chain built by names alone links it to the
+# real intermediate (whose key a policy may pin). The impostor's key is thrown away.
+self_signed impostor-intermediate-ca "/O=AFNetworking Tests/CN=AFNetworking Test Intermediate CA" \
+    "basicConstraints=critical,CA:TRUE" "keyUsage=critical,keyCertSign,cRLSign"
+issue forged-leaf impostor-intermediate-ca "/CN=localhost" "$LEAF_BASE" \
+    "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" "authorityKeyIdentifier=none" "subjectKeyIdentifier=none"
+rm -f "$OUT/impostor-intermediate-ca.cer" "$OUT/keys/impostor-intermediate-ca.key.pem"
+
 echo "PKI written to $OUT"
