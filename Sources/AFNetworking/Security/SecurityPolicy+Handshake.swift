@@ -23,6 +23,16 @@ extension SecurityPolicy {
     /// operation's policy if the caller may mutate the policy meanwhile.
     func evaluate(peerChainDER: [Data], host: String, anchorCertificates: [Data]? = nil) -> SecurityPolicyError? {
         let trust = ServerTrust(certificates: peerChainDER, anchorCertificates: anchorCertificates)
+        if isSubclassInstance {
+            // 2.7's entry point decides, as it did there (its default asks
+            // `evaluate(_:forDomain:)`, which a subclass may override instead);
+            // a refusal's reason comes from `evaluate`, or names the override.
+            // The override runs here, inside the handshake on the library's
+            // network thread (documented: it must be quick and not block).
+            guard !evaluateServerTrust(trust, forDomain: host) else { return nil }
+            if case .failure(let error) = evaluate(trust, forDomain: host) { return error }
+            return SecurityPolicyError(.invalidChain, detail: "\(String(reflecting: type(of: self))).evaluateServerTrust(_:forDomain:) refused it")
+        }
         switch evaluate(trust, forDomain: host) {
         case .success: return nil
         case .failure(let error): return error

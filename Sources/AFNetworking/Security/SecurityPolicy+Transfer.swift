@@ -7,10 +7,33 @@ extension SecurityPolicy {
     /// True when the policy asks exactly what OpenSSL's standard verification
     /// does (a chain to a trusted root, the host name, no pins): libcurl then
     /// verifies natively. Any other policy runs inside the handshake.
+    /// A subclass never is: its overrides decide.
     var isStandardVerification: Bool {
+        guard !isSubclassInstance else { return false }
         let settings = self.settings
         return sslPinningMode == .none && !settings.allowInvalidCertificates && settings.validatesDomainName
             && settings.pinnedPublicKeyHashes.isEmpty && settings.additionalTrustedCertificates.isEmpty
+    }
+
+    /// Whether this is an instance of a subclass (whose overrides of
+    /// `evaluateServerTrust(_:forDomain:)` or `evaluate(_:forDomain:)` judge).
+    var isSubclassInstance: Bool { type(of: self) != SecurityPolicy.self }
+
+    /// What a request is judged by: a copy, so later changes to this object
+    /// do not reach it — unless the copy would not be of this object's class
+    /// (a subclass that does not override `copy(with:)`): then this object
+    /// itself, so its overrides still judge.
+    var evaluationSnapshot: SecurityPolicy {
+        guard let copy = copy() as? SecurityPolicy, type(of: copy) == type(of: self) else { return self }
+        return copy
+    }
+
+    /// Which connections and cached answers a request under this policy may
+    /// share: those judged alike. For a subclass (whose own state the
+    /// library cannot see), only those of this very object.
+    var partitionKey: String {
+        guard isSubclassInstance else { return handshakeFingerprint }
+        return "\(handshakeFingerprint)|\(String(reflecting: type(of: self)))|\(instanceSerial)"
     }
 
     var transferVerification: TLSVerification {
@@ -20,7 +43,7 @@ extension SecurityPolicy {
         prepareExtendedStore()
         _ = handshakeFingerprint
         // A snapshot: the caller may change the policy while the request runs.
-        let snapshot = (copy() as? SecurityPolicy) ?? self
+        let snapshot = evaluationSnapshot
         // The evaluation runs on the network thread inside the handshake and
         // must not read the system trust store from disk there: load it now,
         // on the thread building the request (it is cached afterwards).
@@ -28,7 +51,7 @@ extension SecurityPolicy {
         // Again on the snapshot: anchors changed between the two calls leave it without a store.
         snapshot.prepareExtendedStore()
         verification.evaluator = HandshakeEvaluator(policy: snapshot)
-        verification.partition = snapshot.handshakeFingerprint
+        verification.partition = partitionKey
         // OpenSSL must abort the handshake when the policy says no (the
         // transfer makes the context require peer verification and our
         // callback decides); the policy checks the name.

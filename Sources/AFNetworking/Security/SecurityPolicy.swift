@@ -45,6 +45,19 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
 
     let state = LockedState(State())
 
+    /// Tells this object apart from every other policy made in the process
+    /// (an address can be reused once a policy is freed): a subclass's
+    /// connections and cached answers are kept to the policy object they
+    /// were verified under (`partitionKey`).
+    let instanceSerial = SecurityPolicy.nextSerial()
+    private static let serials = LockedState<UInt64>(0)
+    private static func nextSerial() -> UInt64 {
+        serials.withLock { serial in
+            serial += 1
+            return serial
+        }
+    }
+
     /// A copy of every setting, taken in one locked step.
     var settings: State { state.withLock { $0 } }
 

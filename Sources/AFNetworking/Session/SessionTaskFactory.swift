@@ -113,7 +113,9 @@ struct SessionTaskFactory {
         let identifier = TaskIdentifiers.next()
         // The policy as it is now: later changes to the manager's object do not reach this task.
         let policy = manager?.securityPolicy
-        let snapshot = policy.flatMap { $0.isStandardVerification ? nil : $0.copy() as? SecurityPolicy }
+        // A subclass is kept as the object itself: its connections are kept to
+        // that object (`partitionKey`), and each hop judges by a snapshot of it.
+        let snapshot = policy.flatMap { $0.isStandardVerification ? nil : $0.isSubclassInstance ? $0 : $0.evaluationSnapshot }
         let context = SessionTaskFrontend.Context(manager: manager, session: session, events: session.events, securityPolicy: snapshot,
                                                 skipsUnobservedCalls: manager?.ownsDelegateMethods ?? true,
                                                 clientCertificate: manager?.clientCertificate,

@@ -507,6 +507,26 @@ final class HTTPSessionManagerTests: SessionTasksTestCase {
         XCTAssertTrue(nginx.logShows("/1k.bin?marker=\(marker) HTTP/"), "this request's own log line")
     }
 
+    /// A session manager's subclass policy judges its tasks' connections too.
+    func testASubclassPolicysOverrideJudgesTheManagersTasks() throws {
+        let nginx = try SharedServers.pkiNginx()
+        for accept in [true, false] {
+            let manager = makeHTTPManager(baseURL: nginx.httpsURL)
+            manager.responseSerializer = HTTPResponseSerializer()
+            let policy = DecidingPolicy(accept: accept)
+            manager.securityPolicy = policy
+            let call = verbCall()
+            manager.get("1k.bin", parameters: ["marker": "subclass-\(accept)-\(UUID().uuidString)"], success: call.success, failure: call.failure)
+            let outcome = finish(call)
+            XCTAssertGreaterThan(policy.asked.value, 0, "the override was asked")
+            if accept {
+                XCTAssertEqual(outcome.successes, 1, "a private root the override accepts: \(String(describing: outcome.error))")
+            } else {
+                XCTAssertEqual(outcome.error?.code, NSURLErrorServerCertificateUntrusted)
+            }
+        }
+    }
+
     func testInvalidServerTrustFailsADownloadTaskToo() throws {
         let (manager, nginx) = try pinningManager(.certificate, pinning: TestPKI.unrelatedRoot)
         let marker = "pinning-download-\(UUID().uuidString)"
@@ -520,5 +540,24 @@ final class HTTPSessionManagerTests: SessionTasksTestCase {
         XCTAssertNil(outcome.fileURL)
         XCTAssertFalse(destinationAsked.value)
         XCTAssertFalse(nginx.logShows(marker, timeout: 0.5))
+    }
+}
+
+/// A 2.x-style subclass that decides by itself (no `copy(with:)` override).
+private final class DecidingPolicy: SecurityPolicy, @unchecked Sendable {
+    // @unchecked: `accept` is a let; `asked` is locked.
+    let accept: Bool
+    let asked = Locked(0)
+
+    init(accept: Bool) {
+        self.accept = accept
+        super.init()
+    }
+
+    required init?(coder: NSCoder) { nil }
+
+    override func evaluateServerTrust(_ trust: ServerTrust, forDomain domain: String?) -> Bool {
+        asked.withLock { $0 += 1 }
+        return accept
     }
 }

@@ -34,7 +34,7 @@ enum CacheRules {
 
     /// A policy's tag: the standard policy's, or the handshake fingerprint.
     static func policyTag(_ policy: SecurityPolicy) -> String {
-        policy.isStandardVerification ? standardTag : policy.handshakeFingerprint
+        policy.isStandardVerification ? standardTag : policy.partitionKey
     }
 
     /// The partition a cached answer belongs to: the security policy it was
