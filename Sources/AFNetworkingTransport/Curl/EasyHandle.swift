@@ -9,6 +9,8 @@ import Foundation
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// CURLOPT_PROXYHEADER's list: fields for the proxy alone.
+    private var proxyHeaderList: UnsafeMutablePointer<curl_slist>?
     /// False for a handle taken from the pool. curl keeps a used handle's
     /// receive buffer across `curl_easy_reset` and refuses CURLOPT_BUFFERSIZE
     /// once it exists, so the size is set on fresh handles only (they all use
@@ -40,6 +42,10 @@ final class EasyHandle {
             curl_slist_free_all(list)
             headerList = nil
         }
+        if let list = proxyHeaderList {
+            curl_slist_free_all(list)
+            proxyHeaderList = nil
+        }
         if !EasyHandle.pool.put(raw) {
             curl_easy_cleanup(raw)
         }
@@ -70,6 +76,22 @@ final class EasyHandle {
 
     /// Installs the request header lines; the list lives until `cleanup()`.
     func setHeaders(_ lines: [String]) throws {
+        let list = try EasyHandle.list(of: lines)
+        if let old = headerList { curl_slist_free_all(old) }
+        headerList = list
+        try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(list))
+    }
+
+    /// CURLOPT_PROXYHEADER: sent to the proxy only (its CONNECT, or every
+    /// request through a proxy that does not tunnel), never to the origin.
+    func setProxyHeaders(_ lines: [String]) throws {
+        let list = try EasyHandle.list(of: lines)
+        if let old = proxyHeaderList { curl_slist_free_all(old) }
+        proxyHeaderList = list
+        try set(CURLOPT_PROXYHEADER, pointer: UnsafeMutableRawPointer(list))
+    }
+
+    private static func list(of lines: [String]) throws -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
         for line in lines {
             guard let appended = curl_slist_append(list, line) else {
@@ -78,9 +100,7 @@ final class EasyHandle {
             }
             list = appended
         }
-        if let old = headerList { curl_slist_free_all(old) }
-        headerList = list
-        try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(list))
+        return list
     }
 
     func info(long key: CURLINFO) -> Int {

@@ -70,7 +70,15 @@ extension Transfer {
         try configurePolicyVerification(userdata)
         try configureCredentials()
         try configureMethodAndBody(request, userdata: userdata)
-        let lines = headerLines(for: request)
+        var lines = headerLines(for: request)
+        // Proxy credentials the caller set go to the proxy alone: in the
+        // origin's header list they would travel inside a CONNECT tunnel to
+        // the origin, or straight to it without a proxy (then not at all).
+        if lines.contains(where: Transfer.isProxyAuthorization) {
+            let forProxy = lines.filter(Transfer.isProxyAuthorization)
+            lines.removeAll(where: Transfer.isProxyAuthorization)
+            if proxy?.kind.speaksHTTP == true { try easy.setProxyHeaders(forProxy) }
+        }
         if !lines.isEmpty { try easy.setHeaders(lines) }
 
         try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_WRITEFUNCTION, transferWriteCallback).check("write callback")
@@ -205,6 +213,11 @@ extension Transfer {
     /// The request's own header fields (already checked by `RequestValidation`),
     /// plus removals of the headers curl would otherwise add on its own and
     /// Foundation does not send.
+    private static func isProxyAuthorization(_ line: String) -> Bool {
+        line.utf8.count > 19 && line.utf8.prefix(19).elementsEqual("proxy-authorization".utf8, by: { ($0 | 0x20) == $1 })
+            && [UInt8(ascii: ":"), UInt8(ascii: ";")].contains(line.utf8.dropFirst(19).first)
+    }
+
     private func headerLines(for request: URLRequest) -> [String] {
         var lines: [String] = []
         var sendsExpect = false

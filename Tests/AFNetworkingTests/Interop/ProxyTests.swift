@@ -240,6 +240,43 @@ final class ProxyTests: SessionTasksTestCase {
         }
     }
 
+    /// A `Proxy-Authorization` the caller set goes to the proxy alone: in its
+    /// CONNECT (not inside the tunnel to the origin), to a proxy that does
+    /// not tunnel, and nowhere without a proxy.
+    func testACallersProxyAuthorizationGoesToTheProxyAlone() throws {
+        let credentials = "Basic " + Data("alice:s3cret".utf8).base64EncodedString()
+        // Through a tunnel: no challenge block, so only the header can open it.
+        let proxy = try tinyproxy(credentials: ("alice", "s3cret"))
+        let (origin, policy) = try httpsOrigin("/teapot")
+        var request = URLRequest(url: origin)
+        request.timeoutInterval = 15
+        request.setValue(credentials, forHTTPHeaderField: "Proxy-Authorization")
+        let viaTunnel = HTTPRequestOperation(request: request)
+        viaTunnel.connectionProxyDictionary = proxy.dictionary
+        viaTunnel.securityPolicy = policy
+        viaTunnel.responseSerializer.acceptableStatusCodes = nil
+        XCTAssertNil(run(viaTunnel).error)
+        XCTAssertEqual(viaTunnel.response?.statusCode, 418, "the CONNECT carried the credentials")
+
+        // Through a proxy that does not tunnel.
+        server.respond("/plain-proxied", body: Data("origin".utf8))
+        var plain = URLRequest(url: url("/plain-proxied"))
+        plain.setValue(credentials, forHTTPHeaderField: "Proxy-Authorization")
+        let viaProxy = HTTPRequestOperation(request: plain)
+        viaProxy.connectionProxyDictionary = proxy.dictionary
+        XCTAssertNil(run(viaProxy).error)
+        XCTAssertEqual(viaProxy.responseData, Data("origin".utf8))
+
+        // Without a proxy: not sent.
+        server.respond("/direct", body: Data("direct".utf8))
+        var direct = URLRequest(url: url("/direct"))
+        direct.setValue(credentials, forHTTPHeaderField: "Proxy-Authorization")
+        XCTAssertNil(run(HTTPRequestOperation(request: direct)).error)
+        for request in server.requests {
+            XCTAssertNil(request.headers.first(name: "proxy-authorization"), "\(request.uri): proxy credentials never reach an origin")
+        }
+    }
+
     // MARK: - SOCKS5
 
     func testSOCKS5FromTheDictionaryCarriesHTTPAndHTTPS() throws {
