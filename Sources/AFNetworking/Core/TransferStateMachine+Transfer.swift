@@ -163,9 +163,9 @@ extension TransferStateMachine {
                 return .promote(response, held: held, progress, restartOutput: restartOutput)
             }
             // A redirect's or challenge's body past the limit is cut (see heldBodyLimit).
-            guard room > 0 else { return .kept }
             state = .modifying
-            hop.heldBody.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(room)))
+            hop.heldBodyCut = true
+            if room > 0 { hop.heldBody.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes.prefix(room))) }
             state = .running(journey, hop)
             return .kept
         case .output:
@@ -411,6 +411,13 @@ extension TransferStateMachine {
             let error = TransportErrors.make(NSURLErrorUserAuthenticationRequired, url: hop.request.url, underlying: nil,
                                              description: "The proxy \(proxy.host):\(proxy.port) requires authentication to open a tunnel, and no credential was given.")
             return deliver(Outcome(failure: error, request: hop.request, journey: journey))
+        }
+        if hop.heldBodyCut {
+            // Its body was cut while the follow-up was undecided: delivered,
+            // it would be silently short.
+            let error = TransportErrors.make(NSURLErrorDataLengthExceedsMaximum, url: hop.request.url, underlying: nil,
+                                             description: "The \(response.statusCode) response was not followed, and its body is larger than the \(configuration.heldBodyLimit / 1024) KiB held while that was undecided, so it cannot be delivered whole.")
+            return deliver(Outcome(failure: error, response: .received(response), request: hop.request, journey: journey))
         }
         var journey = journey
         journey.output.restart()

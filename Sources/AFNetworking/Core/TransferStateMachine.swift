@@ -29,9 +29,11 @@ struct TransferStateMachine {
         var maximumAuthenticationAttempts = 8
         /// Bodies of responses that may be followed up (redirects, challenges)
         /// are small in practice; past this, on a stream output, a redirect's
-        /// or challenge's body is cut rather than held without bound, and an
-        /// answer held for a retry becomes the output (a memory output holds
-        /// any of them whole: delivered, it would be in memory anyway).
+        /// or challenge's body is cut rather than held without bound (and the
+        /// request fails if that response is then delivered: the body would
+        /// be short), and an answer held for a retry becomes the output (a
+        /// memory output holds any of them whole: delivered, it would be in
+        /// memory anyway).
         var heldBodyLimit = 1 << 20
     }
 
@@ -68,6 +70,9 @@ struct TransferStateMachine {
         var route: BodyRoute = .output
         /// The held or aside body.
         var heldBody = Data()
+        /// Whether `heldBody` was cut at `heldBodyLimit` (a stream output's
+        /// redirect or challenge body): delivered, it would be silently short.
+        var heldBodyCut = false
     }
 
     /// What carries over from hop to hop until the request ends or pauses.

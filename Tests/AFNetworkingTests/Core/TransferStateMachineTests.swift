@@ -410,7 +410,7 @@ final class TransferStateMachineTests: XCTestCase {
         XCTAssertEqual(delivered(machine.transferCompleted(1, response: head(200), error: nil))?.memoryBody?.count, 4)
     }
 
-    func testHeldBodiesAreKeptWholeInMemoryAndCutOnAStream() {
+    func testHeldBodiesAreKeptWholeInMemoryAndAStreamsCutOneIsNeverDeliveredShort() {
         var inMemory = Machine(configuration: .init(consultsCache: false, heldBodyLimit: 10))
         _ = inMemory.start(get(), bodyInMemory: true)
         let first = redirect(&inMemory, tag: 1, to: "http://127.0.0.1:9/n", body: 25)
@@ -419,7 +419,15 @@ final class TransferStateMachineTests: XCTestCase {
         var streamed = Machine(configuration: .init(consultsCache: false, heldBodyLimit: 10))
         _ = streamed.start(get(), bodyInMemory: false)
         let second = redirect(&streamed, tag: 1, to: "http://127.0.0.1:9/n", body: 25)
-        XCTAssertEqual(delivered(streamed.redirectDecided(token: second.token, nil))?.bodyToWrite?.count, 10)
+        let cut = delivered(streamed.redirectDecided(token: second.token, nil))
+        XCTAssertEqual(cut?.error?.code, NSURLErrorDataLengthExceedsMaximum, "a declined redirect's cut body is not delivered short")
+        XCTAssertNil(cut?.bodyToWrite)
+        XCTAssertEqual(cut?.statusCode, 302)
+        // Within the limit, a declined redirect's body is delivered whole.
+        var small = Machine(configuration: .init(consultsCache: false, heldBodyLimit: 10))
+        _ = small.start(get(), bodyInMemory: false)
+        let third = redirect(&small, tag: 1, to: "http://127.0.0.1:9/n", body: 10)
+        XCTAssertEqual(delivered(small.redirectDecided(token: third.token, nil))?.bodyToWrite?.count, 10)
     }
 
     func testAnAnswerHeldForTheRetrierBecomesTheStreamedOutputPastTheLimit() {

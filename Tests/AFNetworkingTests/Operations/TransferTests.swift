@@ -113,6 +113,22 @@ final class TransferTests: OperationTestCase {
         XCTAssertGreaterThan(progressCalls.value, 0)
     }
 
+    /// A challenge nobody answers, whose body is larger than the library
+    /// holds while it decides, fails rather than leaving a short file.
+    func testAnUnansweredChallengeWithABodyPastTheHeldLimitFailsOnAStream() throws {
+        server.respond("/locked", status: 401, headers: [("WWW-Authenticate", "Basic realm=\"r\"")],
+                       body: Data(repeating: 0x61, count: 2 << 20))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("afn-out-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let operation = HTTPRequestOperation(request: request("/locked"))
+        operation.outputStream = OutputStream(toFileAtPath: path, append: false)
+        operation.responseSerializer.acceptableStatusCodes = nil
+        let outcome = run(operation)
+        XCTAssertEqual(outcome.error?.code, NSURLErrorDataLengthExceedsMaximum, String(describing: outcome.error))
+        XCTAssertEqual(operation.response?.statusCode, 401)
+        XCTAssertNotEqual(FileManager.default.contents(atPath: path)?.count, 1 << 20, "no body cut at the held limit")
+    }
+
     func testCallerMemoryOutputStreamFillsResponseData() {
         server.respond("/mem", body: Data("memory".utf8))
         let operation = HTTPRequestOperation(request: request("/mem"))
