@@ -30,6 +30,12 @@ enum BodyDecoding {
     }
 
     /// The plan for `response`, the answer to a `method` request.
+    /// A redirect status with somewhere to go.
+    private static func isRedirect(_ response: ReceivedResponse) -> Bool {
+        guard [301, 302, 303, 307, 308].contains(response.statusCode), let location = response.value(forField: "location") else { return false }
+        return !location.trimmingCharacters(in: .whitespaces).isEmpty
+    }
+
     static func plan(for response: ReceivedResponse, method: String) -> Plan {
         // No body, whatever the fields say (RFC 9110 §6.4.1): nothing to undo, nothing to refuse.
         if response.statusCode == 204 || response.statusCode == 304 || (method.utf8.count == 4 && method.uppercased() == "HEAD") {
@@ -46,7 +52,11 @@ enum BodyDecoding {
             }
         }
         var kinds: [cafdec_kind] = []
-        if response.hasField("content-encoding"),
+        // A redirect's body is not decoded (curl -L does not either): nobody
+        // reads it when the redirect is followed, and a damaged one would fail
+        // the request. Not followed, it is delivered as received, with its
+        // Content-Encoding.
+        if !isRedirect(response), response.hasField("content-encoding"),
            case .decode(let content) = ContentDecoder.plan(forContentEncoding: response.values(forField: "content-encoding").joined(separator: ",")) {
             kinds = content
         }

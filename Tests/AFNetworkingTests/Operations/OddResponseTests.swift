@@ -97,6 +97,27 @@ final class OddResponseTests: OperationTestCase {
         }
     }
 
+    /// A redirect's body is not decoded (nobody reads it when it is
+    /// followed): a damaged one does not fail the redirect, and one that is
+    /// not followed arrives as received, with its Content-Encoding.
+    func testARedirectsBodyIsNotDecoded() throws {
+        server.route("/moved") { _ in
+            [.head(status: 302, headers: [("Location", "/landed"), ("Content-Encoding", "gzip"), ("Content-Length", "5")]),
+             .body(Data("moved".utf8)), .end]
+        }
+        server.respond("/landed", body: Data("fine".utf8))
+        let followed = HTTPRequestOperation(request: request("/moved"))
+        XCTAssertNil(run(followed).error)
+        XCTAssertEqual(followed.responseString, "fine")
+
+        let declined = HTTPRequestOperation(request: request("/moved"))
+        declined.responseSerializer.acceptableStatusCodes = nil
+        declined.setRedirectResponseBlock { _, _, _ in nil }
+        XCTAssertNil(run(declined).error)
+        XCTAssertEqual(declined.response?.statusCode, 302)
+        XCTAssertEqual(declined.responseString, "moved")
+    }
+
     /// A status line over curl's line limit fails as the server's fault.
     func testAStatusLineOverCurlsLimitIsABadServerResponse() throws {
         let (_, outcome) = try fetch(Data(("HTTP/1.1 200 " + String(repeating: "a", count: 200_000) + "\r\nContent-Length: 0\r\n\r\n").utf8))
