@@ -158,7 +158,9 @@ final class StaleRevalidation: RequestFrontend, @unchecked Sendable {
             // it is still the stored one (a newer answer may have replaced it).
             guard case .entry(let current) = index.lookup(key), current.cached === stored else { return }
             let status = (stored.response as? HTTPURLResponse)?.statusCode ?? 200
-            if CacheRules.confirmationForbidsStoring(head, status: status, request: request) {
+            // A 304 naming another representation confirms nothing stored (§4.3.4);
+            // nor may an answer that says it is no longer to be stored be kept.
+            if !CacheRules.confirmation(head, selects: stored) || CacheRules.confirmationForbidsStoring(head, status: status, request: request) {
                 index.invalidate(request, key: key)
             } else {
                 index.refresh(key: key, with: CacheRules.merging(stored, with: head), for: request, receivedAt: Date())

@@ -100,6 +100,42 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         XCTAssertEqual(hit.response?.value(forHTTPHeaderField: "Test-Header"), "b")
     }
 
+    /// §4.3.4: a 304 whose strong entity tag is not the stored one's selects
+    /// nothing to update: the stored body is not relabelled, and the request
+    /// goes out again without conditions.
+    func testA304ForAnotherRepresentationIsNoConfirmation() throws {
+        let plainRequests = Locked(0)
+        server.route("/relabelled") { request in
+            if request.headers.first(name: "if-none-match") == "\"a\"" {
+                return [.head(status: 304, headers: [("ETag", "\"b\""), ("Cache-Control", "max-age=3600")]), .end]
+            }
+            let first = plainRequests.withLock { count -> Bool in
+                count += 1
+                return count == 1
+            }
+            let (tag, body) = first ? ("\"a\"", "one") : ("\"b\"", "two")
+            return [.head(status: 200, headers: [("ETag", tag), ("Cache-Control", "max-age=0"), ("Content-Length", "3")]),
+                    .body(Data(body.utf8)), .end]
+        }
+        XCTAssertEqual(fetch("/relabelled").0.responseString, "one")
+        let (second, _) = fetch("/relabelled")
+        XCTAssertEqual(second.responseString, "two", "not the stored body under the 304's tag")
+        XCTAssertEqual(count("/relabelled"), 3)
+        XCTAssertNil(server.requests.last?.headers.first(name: "if-none-match"), "asked again without conditions")
+
+        // The rule itself: a weak tag matches weakly; no tag confirms what was asked about.
+        let url = try XCTUnwrap(URL(string: "http://127.0.0.1:9/x"))
+        let stored = CachedURLResponse(response: try XCTUnwrap(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                                                               headerFields: ["ETag": "\"a\""])), data: Data())
+        func confirms(_ fields: [(name: String, value: String)]) -> Bool {
+            CacheRules.confirmation(ReceivedResponse(url: url, statusCode: 304, statusLine: "HTTP/1.1 304 Not Modified", fields: fields), selects: stored)
+        }
+        XCTAssertTrue(confirms([("ETag", "\"a\"")]))
+        XCTAssertTrue(confirms([("ETag", "W/\"a\"")]))
+        XCTAssertFalse(confirms([("ETag", "\"b\"")]))
+        XCTAssertTrue(confirms([]))
+    }
+
     /// A 304 whose fields say the response may no longer be stored removes
     /// the entry instead of refreshing it: the next request is unconditional.
     func testA304SayingNoStoreRemovesTheEntry() {

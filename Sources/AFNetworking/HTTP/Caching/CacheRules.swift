@@ -251,6 +251,19 @@ enum CacheRules {
         }
     }
 
+    /// Whether a 304 selects `cached` for update (RFC 9111 §4.3.4): by its
+    /// entity tag when it carries one — a strong tag must be the stored one,
+    /// a weak one must match it weakly; without one it confirms what was
+    /// asked about.
+    static func confirmation(_ confirmation: ReceivedResponse, selects cached: CachedURLResponse) -> Bool {
+        guard let tag = confirmation.value(forField: "etag")?.trimmingCharacters(in: .whitespaces), !tag.isEmpty else { return true }
+        guard let stored = (cached.response as? HTTPURLResponse)?.value(forHTTPHeaderField: "ETag")?.trimmingCharacters(in: .whitespaces) else {
+            return false
+        }
+        func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : tag[...] }
+        return tag.hasPrefix("W/") ? opaque(tag) == opaque(stored) : tag == stored
+    }
+
     /// `request` made conditional on the stored response's validators (RFC
     /// 9111 §4.3.1): its entity tag (MUST) and its `Last-Modified` (SHOULD)
     /// both — a server whose tags change with the coding (gzip, a `-gzip`
