@@ -81,4 +81,20 @@ final class CookieStorageTests: CookieTestCase {
             XCTAssertEqual(names.last, "late", "\(agent.client)")
         }
     }
+
+    /// §5.3: a full domain evicts its expired cookies (still in the storage,
+    /// never sent) before its oldest live one.
+    func testAFullDomainEvictsExpiredCookiesFirst() throws {
+        let storage = try XCTUnwrap(URLSessionConfiguration.ephemeral.httpCookieStorage)
+        let url = try XCTUnwrap(URL(string: "http://www.\(site).com/set"))
+        let start = Date()
+        CookieJar.store((0..<179).map { "c\($0)=\($0); Max-Age=3600" }, for: url, in: storage, now: start)
+        CookieJar.store(["brief=1; Max-Age=10"], for: url, in: storage, now: start.addingTimeInterval(1))
+        CookieJar.store(["late=1; Max-Age=3600"], for: url, in: storage, now: start.addingTimeInterval(20))
+        let names = Set((storage.cookies ?? []).map(\.name))
+        XCTAssertTrue(names.contains("c0"), "the oldest live cookie stays while an expired one can go")
+        XCTAssertFalse(names.contains("brief"))
+        XCTAssertTrue(names.contains("late"))
+        XCTAssertEqual(names.count, 180)
+    }
 }

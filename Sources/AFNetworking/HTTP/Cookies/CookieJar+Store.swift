@@ -40,17 +40,19 @@ extension CookieJar {
                                        stamp: CookieLedger.stamp(of: cookie), sameSite: decision.sameSite)
         CookieLedger.shared.record(entry, for: ledgerKey(cookie), in: storage)
         existing.append(cookie)
-        evictOldest(ofDomain: decision.domain, keeping: cookie, in: storage, existing: &existing)
+        evictOldest(ofDomain: decision.domain, keeping: cookie, in: storage, existing: &existing, now: now)
     }
 
-    /// At most `maximumCookiesPerDomain` per domain: the oldest go first.
+    /// At most `maximumCookiesPerDomain` per domain: expired ones go first
+    /// (RFC 6265 §5.3: they may still be in the storage, never sent), then
+    /// the oldest.
     private static func evictOldest(ofDomain domain: String, keeping newest: HTTPCookie, in storage: HTTPCookieStorage,
-                                    existing: inout [HTTPCookie]) {
+                                    existing: inout [HTTPCookie], now: Date) {
         let sameDomain = existing.filter { domainKey($0) == domain }
         guard sameDomain.count > maximumCookiesPerDomain else { return }
         let oldest = sameDomain.filter { $0 !== newest }
-            .map { (cookie: $0, created: creation(of: $0, in: storage)) }
-            .sorted { ($0.created.0, $0.created.1) < ($1.created.0, $1.created.1) }
+            .map { (cookie: $0, live: ($0.expiresDate.map { $0 > now } ?? true) ? 1 : 0, created: creation(of: $0, in: storage)) }
+            .sorted { ($0.live, $0.created.0, $0.created.1) < ($1.live, $1.created.0, $1.created.1) }
             .prefix(sameDomain.count - maximumCookiesPerDomain)
             .map(\.cookie)
         for cookie in oldest { remove(cookie, from: storage) }
