@@ -67,7 +67,9 @@ extension TransferStateMachine {
         } else if hop.revalidates && response.statusCode == 304 {
             hop.route = .discard
         } else if let offset = hop.resumeOffset {
-            switch ResumeRules.decide(statusCode: response.statusCode, contentRange: response.value(forField: "content-range"), offset: offset) {
+            switch ResumeRules.decide(statusCode: response.statusCode, contentRange: response.value(forField: "content-range"), offset: offset,
+                                      ifRange: hop.request.value(forHTTPHeaderField: "If-Range"),
+                                      etag: response.value(forField: "etag"), lastModified: response.value(forField: "last-modified")) {
             case .append:
                 hop.route = .output
                 journey.output.responseBeforeResume = nil

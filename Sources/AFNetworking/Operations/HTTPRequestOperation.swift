@@ -216,11 +216,19 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
                 request.setValue(nil, forHTTPHeaderField: "If-Range")
             }
         }
-        // If-Range with the ETag, else (beyond 2.7) with Last-Modified, so a
-        // changed entity is sent whole instead of spliced.
-        let validator = response?.value(forHTTPHeaderField: "ETag") ?? response?.value(forHTTPHeaderField: "Last-Modified")
+        // If-Range with the (strong) ETag, else (beyond 2.7) with
+        // Last-Modified, so a changed entity is sent whole instead of spliced.
+        // Without either, nothing could tell a changed entity apart: the
+        // resume starts over (2.7 appended whatever came).
+        guard let validator = ResumeRules.ifRangeValidator(etag: response?.value(forHTTPHeaderField: "ETag"),
+                                                           lastModified: response?.value(forHTTPHeaderField: "Last-Modified")) else {
+            return { request in
+                request.setValue(nil, forHTTPHeaderField: "Range")
+                request.setValue(nil, forHTTPHeaderField: "If-Range")
+            }
+        }
         return { request in
-            if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
+            request.setValue(validator, forHTTPHeaderField: "If-Range")
             request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         }
     }

@@ -57,7 +57,7 @@ final class ResumableFile: @unchecked Sendable {
         var size = Int64(info.st_size)
         var ranged = request
         let earlier = (try? Data(contentsOf: sidecarURL)).flatMap { try? JSONDecoder().decode(Sidecar.self, from: $0) }
-        let validator = earlier?.etag ?? earlier?.lastModified
+        let validator = ResumeRules.ifRangeValidator(etag: earlier?.etag, lastModified: earlier?.lastModified)
         let usable = earlier?.url == sidecar.url && validator != nil && size > 0
             && (earlier?.expectedLength).map { size <= $0 } ?? true
         if usable, let earlier, let validator {
@@ -94,7 +94,9 @@ final class ResumableFile: @unchecked Sendable {
             if let total = response.value(forField: "content-range")?.split(separator: "/").last.flatMap({ Int64($0) }) {
                 next.expectedLength = total
             }
-            next.etag = response.value(forField: "etag") ?? next.etag
+            // The entity the bytes on disk belong to keeps its validator (a 206
+            // of another one is refused before a byte is written).
+            if next.etag == nil { next.etag = response.value(forField: "etag") }
         default:
             return
         }

@@ -35,7 +35,7 @@ struct DownloadResumeData: Codable, Equatable {
         guard let request, let url = request.url, (request.httpMethod ?? "GET").uppercased() == "GET",
               let response, response.statusCode == 200 || response.statusCode == 206, bytesWritten > 0,
               ResumeRules.canContinue(response) else { return nil }
-        let validator = response.value(forField: "etag") ?? response.value(forField: "last-modified")
+        let validator = ResumeRules.ifRangeValidator(etag: response.value(forField: "etag"), lastModified: response.value(forField: "last-modified"))
             ?? (response.statusCode == 206 ? earlier?.validator : nil)
         guard let validator else { return nil }
         var headers = request.allHTTPHeaderFields ?? [:]

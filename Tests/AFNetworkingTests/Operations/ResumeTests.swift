@@ -74,6 +74,76 @@ final class ResumeTests: OperationTestCase {
         XCTAssertTrue(outcome.error?.localizedDescription.contains("resumed at byte 5000") ?? false, "\(String(describing: outcome.error))")
     }
 
+    /// A server (or proxy) that ignores If-Range answers from a changed
+    /// entity: its 206 is refused, never spliced onto the old bytes.
+    func testA206OfAnotherEntityIsRefused() {
+        let body = self.body
+        serve { start in
+            [.head(status: 206, headers: [("Content-Length", "\(body.count - start)"), ("ETag", "\"e2\""),
+                                          ("Content-Range", "bytes \(start)-\(body.count - 1)/\(body.count)")]),
+             .body(body[start...]), .end]
+        }
+        let (operation, resume) = pausedOperation()
+        let outcome = resume()
+        XCTAssertEqual(outcome.error?.code, NSURLErrorBadServerResponse)
+        XCTAssertTrue(outcome.error?.localizedDescription.contains("changed") ?? false, "\(String(describing: outcome.error))")
+        XCTAssertEqual(server.requests.last?.headers.first(name: "if-range"), "\"e1\"")
+        XCTAssertNotEqual(operation.responseData, body)
+    }
+
+    /// A 206 that stops before the end of the entity it names is not the rest of it.
+    func testAShort206IsRefused() {
+        let body = self.body
+        serve { start in
+            [.head(status: 206, headers: [("Content-Length", "500"), ("Content-Range", "bytes \(start)-\(start + 499)/\(body.count)")]),
+             .body(body[start..<(start + 500)]), .end]
+        }
+        let (_, resume) = pausedOperation()
+        let outcome = resume()
+        XCTAssertEqual(outcome.error?.code, NSURLErrorBadServerResponse)
+        XCTAssertTrue(outcome.error?.localizedDescription.contains("not the rest") ?? false, "\(String(describing: outcome.error))")
+    }
+
+    /// Without a validator nothing could tell a changed entity apart: the
+    /// resume asks for the whole body again (2.7 appended whatever came).
+    func testWithoutAValidatorAResumeStartsOver() {
+        let body = self.body
+        let plainRequests = Locked(0)
+        server.route("/file") { request in
+            XCTAssertNil(request.headers.first(name: "range"), "no Range without a validator")
+            let first = plainRequests.withLock { count -> Bool in
+                count += 1
+                return count == 1
+            }
+            if first { return [.head(status: 200, headers: [("Content-Length", "\(body.count)")]), .body(body[0..<10_000]), .wait(30)] }
+            return [.head(status: 200, headers: [("Content-Length", "\(body.count)")]), .body(body), .end]
+        }
+        let (operation, resume) = pausedOperation()
+        XCTAssertNil(resume().error)
+        XCTAssertEqual(operation.responseData, body)
+        XCTAssertEqual(plainRequests.value, 2)
+    }
+
+    /// A weak entity tag never matches in If-Range (RFC 9110 §13.1.5): the
+    /// date is sent instead, so the resume can continue.
+    func testAWeakEntityTagIsNotSentInIfRange() {
+        let body = self.body
+        let modified = "Sun, 06 Nov 1994 08:49:37 GMT"
+        server.route("/file") { request in
+            if let range = request.headers.first(name: "range"), let start = Int(range.dropFirst(6).dropLast()) {
+                return [.head(status: 206, headers: [("Content-Length", "\(body.count - start)"),
+                                                     ("Content-Range", "bytes \(start)-\(body.count - 1)/\(body.count)")]),
+                        .body(body[start...]), .end]
+            }
+            return [.head(status: 200, headers: [("Content-Length", "\(body.count)"), ("ETag", "W/\"w1\""), ("Last-Modified", modified)]),
+                    .body(body[0..<10_000]), .wait(30)]
+        }
+        let (operation, resume) = pausedOperation()
+        XCTAssertNil(resume().error)
+        XCTAssertEqual(server.requests.last?.headers.first(name: "if-range"), modified)
+        XCTAssertEqual(operation.responseData, body)
+    }
+
     func testA416ForAnAlreadyCompleteBodyCompletes() {
         // The whole entity was 10,000 bytes: a ranged request from 10,000 is unsatisfiable.
         let small = body[0..<10_000]
@@ -82,7 +152,7 @@ final class ResumeTests: OperationTestCase {
                 return [.head(status: 416, headers: [("Content-Range", "bytes */10000"), ("Content-Length", "0")]), .end]
             }
             // Chunked, so the client cannot tell the body is complete and stays paused.
-            return [.head(status: 200, headers: [("Transfer-Encoding", "chunked")]), .body(Data(small)), .wait(30)]
+            return [.head(status: 200, headers: [("Transfer-Encoding", "chunked"), ("ETag", "\"s1\"")]), .body(Data(small)), .wait(30)]
         }
         let operation = HTTPRequestOperation(request: request("/file"))
         let done = Locked(false)
@@ -103,6 +173,21 @@ final class ResumeTests: OperationTestCase {
 
     func testDecisionTable() {
         XCTAssertEqual(ResumeRules.decide(statusCode: 206, contentRange: "bytes 100-199/200", offset: 100), .append)
+        XCTAssertEqual(ResumeRules.decide(statusCode: 206, contentRange: "bytes 100-199/*", offset: 100), .append)
+        XCTAssertEqual(ResumeRules.decide(statusCode: 206, contentRange: "bytes 100-199/200", offset: 100, ifRange: "\"a\"", etag: "\"a\""), .append)
+        XCTAssertEqual(ResumeRules.decide(statusCode: 206, contentRange: "bytes 100-199/200", offset: 100, ifRange: "\"a\""), .append,
+                       "a 206 without a tag: the server honoured If-Range")
+        for (range, ifRange, etag, modified) in [("bytes 100-150/200", nil, nil, nil), ("items 100-199/200", nil, nil, nil),
+                                                 ("bytes 100-199/150", nil, nil, nil), ("bytes 100-99/200", nil, nil, nil),
+                                                 ("bytes 100-199/200", "\"a\"", "\"b\"", nil),
+                                                 ("bytes 100-199/200", "Sun, 06 Nov 1994 08:49:37 GMT", nil, "Mon, 07 Nov 1994 08:49:37 GMT")] as [(String, String?, String?, String?)] {
+            if case .fail = ResumeRules.decide(statusCode: 206, contentRange: range, offset: 100, ifRange: ifRange, etag: etag, lastModified: modified) {} else {
+                XCTFail("\(range) \(String(describing: etag)) \(String(describing: modified)) was appended")
+            }
+        }
+        XCTAssertEqual(ResumeRules.ifRangeValidator(etag: "W/\"x\"", lastModified: "d"), "d")
+        XCTAssertEqual(ResumeRules.ifRangeValidator(etag: "\"x\"", lastModified: "d"), "\"x\"")
+        XCTAssertNil(ResumeRules.ifRangeValidator(etag: "W/\"x\"", lastModified: nil))
         XCTAssertEqual(ResumeRules.decide(statusCode: 200, contentRange: nil, offset: 100), .restart)
         XCTAssertEqual(ResumeRules.decide(statusCode: 416, contentRange: "bytes */100", offset: 100), .alreadyComplete)
         XCTAssertEqual(ResumeRules.decide(statusCode: 404, contentRange: nil, offset: 100), .notApplicable)

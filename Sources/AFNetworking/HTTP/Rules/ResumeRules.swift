@@ -37,33 +37,75 @@ enum ResumeRules {
         return coding.split(separator: ",").allSatisfy { $0.trimmingCharacters(in: .whitespaces).lowercased() == "identity" }
     }
 
+    /// The validator a resume sends in `If-Range`: the entity tag unless it
+    /// is weak (RFC 9110 §13.1.5 allows only a strong one there: a weak tag
+    /// never matches, and every resume would start over), else the date.
+    static func ifRangeValidator(etag: String?, lastModified: String?) -> String? {
+        if let etag, !etag.trimmingCharacters(in: .whitespaces).hasPrefix("W/") { return etag }
+        return lastModified
+    }
+
     /// The offset of a `Range: bytes=N-` request, as `pause()` writes it.
     static func offset(of request: URLRequest) -> Int64? {
         guard let range = request.value(forHTTPHeaderField: "Range"), range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
         return Int64(range.dropFirst(6).dropLast())
     }
 
-    static func decide(statusCode: Int, contentRange: String?, offset: Int64) -> Decision {
+    /// What `response` to a `Range: bytes=<offset>-` request means.
+    /// `ifRange`: the validator the request sent in `If-Range`; `etag` and
+    /// `lastModified`: the response's. A 206 continues the output only when
+    /// it is the same representation (a server or proxy that ignores
+    /// `If-Range` answers from a changed one) and covers the rest of it
+    /// exactly: from the offset to the last byte of the length it names.
+    static func decide(statusCode: Int, contentRange: String?, offset: Int64, ifRange: String? = nil,
+                       etag: String? = nil, lastModified: String? = nil) -> Decision {
         switch statusCode {
         case 206:
-            guard let contentRange, let start = firstByte(of: contentRange) else {
+            guard let contentRange, let range = byteRange(of: contentRange) else {
                 return .fail("a 206 answer without a usable Content-Range")
             }
-            return start == offset ? .append : .fail("the server resumed at byte \(start), not at \(offset)")
+            guard range.first == offset else { return .fail("the server resumed at byte \(range.first), not at \(offset)") }
+            if let total = range.total, range.last != total - 1 {
+                return .fail("the server sent bytes \(range.first)-\(range.last) of \(total), not the rest of them")
+            }
+            if let change = representationChange(ifRange: ifRange, etag: etag, lastModified: lastModified) { return .fail(change) }
+            return .append
         case 200:
             return .restart
         case 416:
-            if let contentRange, let total = completeLength(of: contentRange), total == offset { return .alreadyComplete }
+            if let contentRange, let total = completeLength(of: contentRange), total == offset,
+               representationChange(ifRange: ifRange, etag: etag, lastModified: lastModified) == nil {
+                return .alreadyComplete
+            }
             return .fail("the server cannot serve bytes from \(offset) on")
         default:
             return .notApplicable
         }
     }
 
-    /// "bytes 100-199/200" → 100.
-    private static func firstByte(of contentRange: String) -> Int64? {
-        guard let spec = contentRange.split(separator: " ").last, let dash = spec.firstIndex(of: "-") else { return nil }
-        return Int64(spec[..<dash])
+    /// Why the answer is of another representation than `ifRange` named, or nil.
+    private static func representationChange(ifRange: String?, etag: String?, lastModified: String?) -> String? {
+        guard let ifRange = ifRange?.trimmingCharacters(in: .whitespaces), !ifRange.isEmpty else { return nil }
+        if ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") {
+            guard let etag = etag?.trimmingCharacters(in: .whitespaces), etag != ifRange else { return nil }
+            return "the resource changed (its entity tag is \(etag), the bytes already written are \(ifRange))"
+        }
+        guard let lastModified = lastModified?.trimmingCharacters(in: .whitespaces), lastModified != ifRange else { return nil }
+        return "the resource changed (last modified \(lastModified), the bytes already written are of \(ifRange))"
+    }
+
+    /// "bytes 100-199/200" → (100, 199, 200); "bytes 100-199/*" → total nil.
+    /// Nil for another unit, a malformed range, or one past its total.
+    private static func byteRange(of contentRange: String) -> (first: Int64, last: Int64, total: Int64?)? {
+        let parts = contentRange.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bytes" else { return nil }
+        let spec = parts[1].trimmingCharacters(in: .whitespaces)
+        guard let dash = spec.firstIndex(of: "-"), let slash = spec.firstIndex(of: "/"), dash < slash,
+              let first = Int64(spec[..<dash]), let last = Int64(spec[spec.index(after: dash)..<slash]), first <= last else { return nil }
+        let totalText = spec[spec.index(after: slash)...]
+        if totalText == "*" { return (first, last, nil) }
+        guard let total = Int64(totalText), last < total else { return nil }
+        return (first, last, total)
     }
 
     /// The full length of the entity a 206 answers with (Content-Range's total).
