@@ -122,4 +122,19 @@ final class ResumableFile: @unchecked Sendable {
         FileModes.makeFinished(destination.path)
         try? FileManager.default.removeItem(at: sidecarURL)
     }
+
+    /// A resume was refused because the server now has another entity (its
+    /// 206 named another validator, `If-Range` being ignored): the bytes on
+    /// disk can never be continued, so the next run starts over. Only our own
+    /// sidecar goes; the partial file is emptied by that next run.
+    func forgetIfChanged(_ response: ReceivedResponse) {
+        let sent = ResumeRules.ifRangeValidator(etag: sidecar.etag, lastModified: sidecar.lastModified)
+        guard response.statusCode == 206,
+              ResumeRules.representationChange(ifRange: sent, etag: response.value(forField: "etag"),
+                                                lastModified: response.value(forField: "last-modified")) != nil else { return }
+        sidecar.etag = nil
+        sidecar.lastModified = nil
+        sidecar.expectedLength = nil
+        if let data = try? JSONEncoder().encode(sidecar) { try? data.write(to: sidecarURL, options: .atomic) }
+    }
 }

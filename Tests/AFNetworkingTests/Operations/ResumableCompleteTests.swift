@@ -41,4 +41,37 @@ final class ResumableCompleteTests: OperationTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: sidecar.path))
         XCTAssertEqual(server.requests.count, 1)
     }
+
+    /// A server that ignores If-Range answers from a changed entity: the
+    /// resume is refused, nothing is spliced, and the next run starts over
+    /// instead of failing the same way for ever.
+    func testAChangedEntityIsRefusedAndTheNextRunStartsOver() throws {
+        let old = Data(repeating: 1, count: 3_000)
+        let new = Data(repeating: 2, count: 8_000)
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("afn-changed-\(UUID().uuidString).bin")
+        let partial = URL(fileURLWithPath: destination.path + ".partial")
+        let sidecar = URL(fileURLWithPath: destination.path + ".partial.json")
+        addTeardownBlock {
+            for url in [destination, partial, sidecar] { try? FileManager.default.removeItem(at: url) }
+        }
+        let request = request("/changed")
+        try old.write(to: partial)
+        let record = ["url": request.url!.absoluteString, "etag": "\"v1\"", "expectedLength": 8_000] as [String: Any]
+        try JSONSerialization.data(withJSONObject: record).write(to: sidecar)
+        server.route("/changed") { request in
+            if let range = request.headers.first(name: "range"), let start = Int(range.dropFirst(6).dropLast()) {
+                return [.head(status: 206, headers: [("ETag", "\"v2\""), ("Content-Range", "bytes \(start)-\(new.count - 1)/\(new.count)"),
+                                                     ("Content-Length", "\(new.count - start)")]), .body(new[start...]), .end]
+            }
+            return [.head(status: 200, headers: [("ETag", "\"v2\""), ("Content-Length", "\(new.count)")]), .body(new), .end]
+        }
+        let first = try HTTPRequestOperation(request: request, resumingDownloadTo: destination)
+        XCTAssertEqual(run(first).error?.code, NSURLErrorBadServerResponse)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path), "nothing spliced became the file")
+
+        let second = try HTTPRequestOperation(request: request, resumingDownloadTo: destination)
+        XCTAssertNil(second.request.value(forHTTPHeaderField: "Range"), "the next run starts over")
+        XCTAssertNil(run(second).error)
+        XCTAssertEqual(try Data(contentsOf: destination), new)
+    }
 }

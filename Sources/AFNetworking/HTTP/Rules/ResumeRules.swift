@@ -84,7 +84,7 @@ enum ResumeRules {
     }
 
     /// Why the answer is of another representation than `ifRange` named, or nil.
-    private static func representationChange(ifRange: String?, etag: String?, lastModified: String?) -> String? {
+    static func representationChange(ifRange: String?, etag: String?, lastModified: String?) -> String? {
         guard let ifRange = ifRange?.trimmingCharacters(in: .whitespaces), !ifRange.isEmpty else { return nil }
         if ifRange.hasPrefix("\"") || ifRange.hasPrefix("W/") {
             guard let etag = etag?.trimmingCharacters(in: .whitespaces), etag != ifRange else { return nil }
