@@ -83,9 +83,12 @@ struct Download: ParsableCommand {
         let interrupted = Self.runInterruptibly(operation)
         bar.finish()
         let waiting = partial.keepIfResumable(after: operation, continued: continued)
+        // Only afn's own note is written over or removed: anything else of
+        // that name (a directory, a link, a user's file) stays as it is.
+        let mayTouch = Self.isNote(marker) || !Self.exists(marker)
         if waiting {
-            try? Self.note(marker, url: target, partial: partial)
-        } else {
+            if mayTouch { try? Self.note(marker, url: target, partial: partial) }
+        } else if Self.isNote(marker) {
             // Done, or nothing to continue: an older note is no longer true.
             try? FileManager.default.removeItem(at: marker)
         }
@@ -126,6 +129,22 @@ struct Download: ParsableCommand {
         operation.waitUntilFinished()
         for source in sources { source.cancel() }
         return interrupted.value
+    }
+
+    /// Whether anything is at `url` (a dangling link included).
+    private static func exists(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0
+    }
+
+    /// Whether `url` is a note afn wrote: a regular file (not a link) holding
+    /// the note's JSON object and nothing else.
+    private static func isNote(_ url: URL) -> Bool {
+        var info = stat()
+        guard lstat(url.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size < 64 * 1024,
+              let data = FileManager.default.contents(atPath: url.path),
+              let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return false }
+        return Set(object.keys) == ["url", "partial", "bytes"]
     }
 
     /// `<output>.afnresume`: what a later run will continue — the URL, the

@@ -157,7 +157,8 @@ final class AFNDownloadCommandTests: XCTestCase {
         try Data("not resume data".utf8).write(to: resumeFile)
         XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("1k.bin").absoluteString, "-o", output.path]), 0)
         XCTAssertEqual(try Data(contentsOf: output).count, 1024)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: resumeFile.path))
+        // Not a note afn wrote (nothing says so), so not afn's to remove.
+        XCTAssertEqual(try? Data(contentsOf: resumeFile), Data("not resume data".utf8))
     }
 
     func testAFailedDownloadExitsWithOne() throws {
@@ -167,6 +168,23 @@ final class AFNDownloadCommandTests: XCTestCase {
         // nginx answers 500 under /status/: the serializer's status check fails the download.
         XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("status/x").absoluteString, "-o", output.path]), 1)
         XCTAssertEqual(try run(["download", "ftp://example.invalid/x", "-o", output.path]), 64, "a usage error")
+    }
+
+    /// afn never destroys a file it did not create: something of the note's
+    /// name that is not afn's note (a directory, a user's file) stays.
+    func testWhatIsAtTheNotesNameIsLeftAloneUnlessItIsAfnsNote() throws {
+        let nginx = try SharedServers.nginx()
+        let (output, resumeFile) = temporaryOutput()
+        try FileManager.default.createDirectory(at: resumeFile, withIntermediateDirectories: false)
+        let kept = resumeFile.appendingPathComponent("precious.txt")
+        try Data("mine".utf8).write(to: kept)
+        XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("status/x").absoluteString, "-o", output.path]), 1)
+        XCTAssertEqual(try? Data(contentsOf: kept), Data("mine".utf8), "the directory and its file stay")
+        try FileManager.default.removeItem(at: resumeFile)
+
+        try Data("a user's notes".utf8).write(to: resumeFile)
+        XCTAssertEqual(try run(["download", nginx.httpURL.appendingPathComponent("status/x").absoluteString, "-o", output.path]), 1)
+        XCTAssertEqual(try? Data(contentsOf: resumeFile), Data("a user's notes".utf8))
     }
 
     func testAnErrorStatusLeavesAnExistingOutputAsItWas() throws {
