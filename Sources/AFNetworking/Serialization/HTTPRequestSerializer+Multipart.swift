@@ -20,6 +20,11 @@ extension HTTPRequestSerializer {
         let formData = StreamingMultipartFormData(stringEncoding: .utf8)
 
         if let parameters = parameters {
+            // Refused rather than sent as some `description` (as the query string and form are).
+            if let reason = QueryStringEncoding.unrepresentable(parameters) {
+                throw requestSerializationError(code: NSURLErrorCannotDecodeRawData,
+                                                description: "The parameters cannot be written as form fields: \(reason)", request: request)
+            }
             for pair in QueryStringEncoding.pairs(key: nil, value: parameters) {
                 let data: Data
                 switch pair.value {

@@ -63,4 +63,17 @@ final class UnrepresentableParameterTests: OperationTestCase {
         let body = String(decoding: serialized.httpBody ?? Data(), as: UTF8.self)
         XCTAssertEqual(body, "a=1&b=2.5&c=1&d=text&e=http%3A//x.test/&f&g%5B%5D=1&g%5B%5D=2&h%5Bk%5D=v&i=\(id.uuidString)&j=s")
     }
+
+    /// A multipart form's fields are refused the same way (2.7 sent the description as the part).
+    func testAStructInAMultipartFormIsRefusedAndNamed() {
+        XCTAssertThrowsError(try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: url("/post").absoluteString,
+                                                                              parameters: ["order": Order(id: 1, note: "x")], constructingBodyWith: nil)) { error in
+            let error = error as NSError
+            XCTAssertEqual(error.domain, AFURLRequestSerializationErrorDomain)
+            XCTAssertEqual(error.code, NSURLErrorCannotDecodeRawData)
+            XCTAssertTrue(error.localizedDescription.contains("order"), error.localizedDescription)
+        }
+        XCTAssertNoThrow(try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: url("/post").absoluteString,
+                                                                          parameters: ["id": 1, "name": "x", "blob": Data([1, 2])], constructingBodyWith: nil))
+    }
 }
