@@ -68,6 +68,26 @@ final class XMLEncodingTests: OperationTestCase {
         }
     }
 
+    /// Only the XML declaration names the encoding: one named in a comment or
+    /// an attribute names nothing (for libxml2 the document stays UTF-8), so
+    /// invalid UTF-8 in an element name is still refused before FoundationXML
+    /// sees it. Blanks around the declaration's `=` are XML.
+    func testOnlyTheXMLDeclarationNamesTheEncoding() throws {
+        let hostile = [Data("<?xml version=\"1.0\"?><!--encoding=\"latin1\"--><".utf8) + Data([0xD2, 0x78]) + Data("/>".utf8),
+                       Data("<?xml version=\"1.0\"?><a encoding='latin1'><".utf8) + Data([0xD2, 0x78]) + Data("/></a>".utf8)]
+        for body in hostile {
+            for serializer in [XMLDocumentResponseSerializer(), XMLParserResponseSerializer()] as [HTTPResponseSerializer] {
+                let outcome = fetch(body, with: serializer)
+                XCTAssertNil(outcome.object)
+                XCTAssertEqual(outcome.error?.domain, XMLParser.errorDomain, String(describing: outcome.error))
+            }
+        }
+        let spaced = Data("<?xml version=\"1.0\" encoding = 'ISO-8859-1' ?><r>caf".utf8) + Data([0xE9]) + Data("</r>".utf8)
+        let outcome = fetch(spaced, with: XMLDocumentResponseSerializer())
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual((outcome.object as? XMLDocument)?.rootElement()?.stringValue, "café")
+    }
+
     /// Collects the characters a parse reports.
     private final class TextCollector: NSObject, XMLParserDelegate {
         var text = ""
