@@ -56,7 +56,22 @@ enum TextEncoding {
     /// `decode(_:response:fallback:)` with the charset name given; `response`
     /// is only asked for when decoding fails (it goes in the error).
     static func decode(_ data: Data, encodingName: String?, response: () -> URLResponse?, fallback: String.Encoding) throws -> String {
-        let encoding = self.encoding(forCharset: encodingName) ?? fallback
+        let known = self.encoding(forCharset: encodingName)
+        if known == nil, let name = encodingName?.trimmingCharacters(in: CharacterSet.whitespaces.union(["\""])), !name.isEmpty {
+            // A charset outside the table (KOI8-R, GBK, Big5 …), which
+            // CoreFoundation decoded for 2.7 on Darwin: iconv's, as for XML.
+            // One iconv does not know either falls back, as 2.7 did.
+            do {
+                var string = String(decoding: try IconvDecoding.utf8(from: data, encodingName: name), as: UTF8.self)
+                if string.unicodeScalars.first == "\u{FEFF}" { string.unicodeScalars.removeFirst() }
+                return string
+            } catch .invalid {
+                throw responseDecodingError(description: "Data failed decoding as a \(name) string",
+                                            reason: "The response body contains bytes that are not valid \(name).",
+                                            response: response(), data: data)
+            } catch {}
+        }
+        let encoding = known ?? fallback
         guard var string = String(data: data, encoding: encoding) else {
             let name = self.name(of: encoding)
             throw responseDecodingError(description: "Data failed decoding as a \(name) string",

@@ -133,6 +133,21 @@ final class TextEncodingTests: XCTestCase {
         XCTAssertNil(TextEncoding.encoding(forCharset: nil))
     }
 
+    /// A charset outside the package's table that iconv knows is decoded
+    /// with it (CoreFoundation decoded it for 2.7 on Darwin), not read in the
+    /// fallback encoding; bytes invalid in it are an error naming it.
+    func testACharsetIconvKnowsIsDecodedWithIt() throws {
+        let koi8 = Data("{\"a\":\"".utf8) + Data([0xF0, 0xD2, 0xC9, 0xD7, 0xC5, 0xD4]) + Data("\"}".utf8)
+        let text = try TextEncoding.decode(koi8, response: makeResponse(contentType: "application/json; charset=koi8-r"), fallback: .isoLatin1)
+        XCTAssertEqual(text, "{\"a\":\"Привет\"}")
+        let object = try JSONResponseSerializer().responseObject(for: makeResponse(contentType: "application/json; charset=koi8-r"), data: koi8)
+        XCTAssertEqual((object as? [String: Any])?["a"] as? String, "Привет")
+        XCTAssertThrowsError(try TextEncoding.decode(Data([0xC7]), response: makeResponse(contentType: "text/plain; charset=euc-kr"),
+                                                     fallback: .isoLatin1)) { error in
+            XCTAssertTrue((error as NSError).localizedDescription.contains("euc-kr"), (error as NSError).localizedDescription)
+        }
+    }
+
     func testUnknownCharsetFallsBackToSerializerEncoding() throws {
         let text = try TextEncoding.decode(Data([0x63, 0x61, 0x66, 0xE9]), response: makeResponse(contentType: "text/plain; charset=klingon"),
                                            fallback: .isoLatin1)
