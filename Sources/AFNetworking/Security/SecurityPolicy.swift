@@ -1,5 +1,6 @@
 @_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
+import Synchronization
 
 /// Evaluates a server's certificate chain against the trust store, the host
 /// name and, optionally, pinned certificates or public keys
@@ -49,14 +50,10 @@ open class SecurityPolicy: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     /// (an address can be reused once a policy is freed): a subclass's
     /// connections and cached answers are kept to the policy object they
     /// were verified under (`partitionKey`).
-    let instanceSerial = SecurityPolicy.nextSerial()
-    private static let serials = LockedState<UInt64>(0)
-    private static func nextSerial() -> UInt64 {
-        serials.withLock { serial in
-            serial += 1
-            return serial
-        }
-    }
+    let instanceSerial = SecurityPolicy.serials.wrappingAdd(1, ordering: .relaxed).newValue
+    /// An atomic, not a lock: every policy made takes one, the per-request
+    /// snapshots of a non-standard policy included.
+    private static let serials = Atomic<UInt64>(0)
 
     /// A copy of every setting, taken in one locked step.
     var settings: State { state.withLock { $0 } }
