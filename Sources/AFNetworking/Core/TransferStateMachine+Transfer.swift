@@ -331,16 +331,15 @@ extension TransferStateMachine {
             journey = updatedJourney
             hop = updatedHop
         }
-        if hop.revalidates && response.statusCode == 304, let cached = journey.revalidating,
-           !CacheRules.confirmation(response, selects: cached) {
-            // §4.3.4: a 304 naming another representation (its entity tag is
-            // not the stored one's) confirms nothing that is stored, and is
-            // no answer to the caller's request: it goes out again, plainly.
-            var plain = journey
-            plain.revalidating = nil
-            return startHop(plain, request: plain.request, credentials: nil, revalidates: false)
-        }
         if hop.revalidates && response.statusCode == 304, let cached = journey.revalidating {
+            guard CacheRules.confirmation(response, selects: cached) else {
+                // §4.3.4: a 304 naming another representation (its entity tag
+                // is not the stored one's) confirms nothing that is stored, and
+                // is no answer to the caller's request: it goes out again, plainly.
+                var plain = journey
+                plain.revalidating = nil
+                return startHop(plain, request: plain.request, credentials: nil, revalidates: false)
+            }
             // The caller sees the stored response as the 304 updated it (RFC 9111 §4.3.4).
             var outcome = Outcome(cached: CacheRules.merging(cached, with: response), journey: journey)
             outcome.revalidatedBy = response
