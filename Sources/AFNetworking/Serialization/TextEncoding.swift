@@ -57,25 +57,25 @@ enum TextEncoding {
     /// is only asked for when decoding fails (it goes in the error).
     static func decode(_ data: Data, encodingName: String?, response: () -> URLResponse?, fallback: String.Encoding) throws -> String {
         let known = self.encoding(forCharset: encodingName)
+        var decoded: String?
+        var used = known.map(name(of:)) ?? name(of: fallback)
         if known == nil, let name = encodingName?.trimmingCharacters(in: CharacterSet.whitespaces.union(["\""])), !name.isEmpty {
             // A charset outside the table (KOI8-R, GBK, Big5 …), which
             // CoreFoundation decoded for 2.7 on Darwin: iconv's, as for XML.
             // One iconv does not know either falls back, as 2.7 did.
             do {
-                var string = String(decoding: try IconvDecoding.utf8(from: data, encodingName: name), as: UTF8.self)
-                if string.unicodeScalars.first == "\u{FEFF}" { string.unicodeScalars.removeFirst() }
-                return string
+                decoded = String(decoding: try IconvDecoding.utf8(from: data, encodingName: name), as: UTF8.self)
             } catch .invalid {
-                throw responseDecodingError(description: "Data failed decoding as a \(name) string",
-                                            reason: "The response body contains bytes that are not valid \(name).",
-                                            response: response(), data: data)
-            } catch {}
+                used = name
+            } catch {
+                decoded = String(data: data, encoding: fallback)
+            }
+        } else {
+            decoded = String(data: data, encoding: known ?? fallback)
         }
-        let encoding = known ?? fallback
-        guard var string = String(data: data, encoding: encoding) else {
-            let name = self.name(of: encoding)
-            throw responseDecodingError(description: "Data failed decoding as a \(name) string",
-                                        reason: "The response body contains bytes that are not valid \(name).",
+        guard var string = decoded else {
+            throw responseDecodingError(description: "Data failed decoding as a \(used) string",
+                                        reason: "The response body contains bytes that are not valid \(used).",
                                         response: response(), data: data)
         }
         // A leading byte-order mark is not part of the text and would trip a parser.
