@@ -101,6 +101,11 @@ final class ResumableFile: @unchecked Sendable {
             return
         }
         guard next != sidecar || !FileManager.default.fileExists(atPath: sidecarURL.path) else { return }
+        save(next)
+    }
+
+    /// Keeps `next` as the sidecar, in memory and on disk.
+    private func save(_ next: Sidecar) {
         sidecar = next
         if let data = try? JSONEncoder().encode(next) { try? data.write(to: sidecarURL, options: .atomic) }
     }
@@ -132,9 +137,6 @@ final class ResumableFile: @unchecked Sendable {
         guard response.statusCode == 206,
               ResumeRules.representationChange(ifRange: sent, etag: response.value(forField: "etag"),
                                                 lastModified: response.value(forField: "last-modified")) != nil else { return }
-        sidecar.etag = nil
-        sidecar.lastModified = nil
-        sidecar.expectedLength = nil
-        if let data = try? JSONEncoder().encode(sidecar) { try? data.write(to: sidecarURL, options: .atomic) }
+        save(Sidecar(url: sidecar.url))
     }
 }

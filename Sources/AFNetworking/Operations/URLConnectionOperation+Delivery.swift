@@ -116,11 +116,9 @@ extension URLConnectionOperation: RequestFrontend {
 
     /// A restart-proof download's complete partial file becomes its destination.
     func outputDidClose(_ outcome: TransferStateMachine.Outcome) -> TransferStateMachine.Outcome {
-        if outcome.error != nil, case .received(let head)? = outcome.response, let file = settings.withLock({ $0.resumableFile }) {
-            file.forgetIfChanged(head)
-        }
-        guard outcome.error == nil, let file = settings.withLock({ $0.resumableFile }),
-              let status = outcome.statusCode, status == 200 || status == 206 else { return outcome }
+        guard let file = settings.withLock({ $0.resumableFile }) else { return outcome }
+        if outcome.error != nil, case .received(let head)? = outcome.response { file.forgetIfChanged(head) }
+        guard outcome.error == nil, let status = outcome.statusCode, status == 200 || status == 206 else { return outcome }
         var final = outcome
         do {
             try file.complete()
