@@ -184,39 +184,20 @@ final class TLSPolicyTests: OperationTestCase {
     /// (no longer left to libcurl's standard verification), without a
     /// `copy(with:)` override, and a refusal sends nothing.
     func testASubclassOverrideJudgesTheRealConnection() throws {
-        let refusing = JudgingPolicy(accept: false)
+        let refusing = DecidingSecurityPolicy(accept: false)
         assertRejected(try fetch(policy: refusing))
         XCTAssertGreaterThan(refusing.asked.value, 0, "the override was asked")
 
         // Accepting a chain the settings alone would refuse (a private root).
-        let accepting = JudgingPolicy(accept: true)
+        let accepting = DecidingSecurityPolicy(accept: true)
         assertAccepted(try fetch(policy: accepting))
         XCTAssertGreaterThan(accepting.asked.value, 0)
         assertAccepted(try fetch(policy: accepting))
 
         // Another object of the same class never rides on a connection the
         // first one accepted: its own override refuses.
-        let another = JudgingPolicy(accept: false)
+        let another = DecidingSecurityPolicy(accept: false)
         assertRejected(try fetch(policy: another))
         XCTAssertGreaterThan(another.asked.value, 0)
-    }
-}
-
-/// A 2.x-style subclass that decides by itself (no `copy(with:)` override).
-private final class JudgingPolicy: SecurityPolicy, @unchecked Sendable {
-    // @unchecked: `accept` is a let; `asked` is locked.
-    let accept: Bool
-    let asked = Locked(0)
-
-    init(accept: Bool) {
-        self.accept = accept
-        super.init()
-    }
-
-    required init?(coder: NSCoder) { nil }
-
-    override func evaluateServerTrust(_ trust: ServerTrust, forDomain domain: String?) -> Bool {
-        asked.withLock { $0 += 1 }
-        return accept
     }
 }

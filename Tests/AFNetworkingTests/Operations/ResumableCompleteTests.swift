@@ -10,18 +10,27 @@ import XCTest
 /// finalised: the server's `416` with `bytes */N` equal to the offset means
 /// done, not failed.
 final class ResumableCompleteTests: OperationTestCase {
-    func testACompletePartialFileIsFinalisedOnA416() throws {
-        let entity = Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("afn-complete-\(UUID().uuidString).bin")
+    /// A destination whose `.partial` file holds `bytes` and whose sidecar
+    /// names `request`'s URL, ETag "v1" and `expectedLength`, as an earlier
+    /// run left them; all three are removed after the test.
+    private func leftByAnEarlierRun(_ request: URLRequest, _ name: String, holding bytes: Data,
+                                    expectedLength: Int) throws -> (destination: URL, partial: URL, sidecar: URL) {
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("afn-\(name)-\(UUID().uuidString).bin")
         let partial = URL(fileURLWithPath: destination.path + ".partial")
         let sidecar = URL(fileURLWithPath: destination.path + ".partial.json")
         addTeardownBlock {
             for url in [destination, partial, sidecar] { try? FileManager.default.removeItem(at: url) }
         }
-        let request = request("/entity")
-        try entity.write(to: partial)
-        let record = ["url": request.url!.absoluteString, "etag": "\"v1\"", "expectedLength": entity.count] as [String: Any]
+        try bytes.write(to: partial)
+        let record = ["url": request.url!.absoluteString, "etag": "\"v1\"", "expectedLength": expectedLength] as [String: Any]
         try JSONSerialization.data(withJSONObject: record).write(to: sidecar)
+        return (destination, partial, sidecar)
+    }
+
+    func testACompletePartialFileIsFinalisedOnA416() throws {
+        let entity = Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let request = request("/entity")
+        let (destination, partial, sidecar) = try leftByAnEarlierRun(request, "complete", holding: entity, expectedLength: entity.count)
         server.route("/entity") { request in
             guard request.headers.first(name: "range") == "bytes=\(entity.count)-" else {
                 return [.head(status: 500, headers: [("Content-Length", "0")]), .end]
@@ -48,16 +57,8 @@ final class ResumableCompleteTests: OperationTestCase {
     func testAChangedEntityIsRefusedAndTheNextRunStartsOver() throws {
         let old = Data(repeating: 1, count: 3_000)
         let new = Data(repeating: 2, count: 8_000)
-        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("afn-changed-\(UUID().uuidString).bin")
-        let partial = URL(fileURLWithPath: destination.path + ".partial")
-        let sidecar = URL(fileURLWithPath: destination.path + ".partial.json")
-        addTeardownBlock {
-            for url in [destination, partial, sidecar] { try? FileManager.default.removeItem(at: url) }
-        }
         let request = request("/changed")
-        try old.write(to: partial)
-        let record = ["url": request.url!.absoluteString, "etag": "\"v1\"", "expectedLength": 8_000] as [String: Any]
-        try JSONSerialization.data(withJSONObject: record).write(to: sidecar)
+        let (destination, _, _) = try leftByAnEarlierRun(request, "changed", holding: old, expectedLength: 8_000)
         server.route("/changed") { request in
             if let range = request.headers.first(name: "range"), let start = Int(range.dropFirst(6).dropLast()) {
                 return [.head(status: 206, headers: [("ETag", "\"v2\""), ("Content-Range", "bytes \(start)-\(new.count - 1)/\(new.count)"),

@@ -513,7 +513,7 @@ final class HTTPSessionManagerTests: SessionTasksTestCase {
         for accept in [true, false] {
             let manager = makeHTTPManager(baseURL: nginx.httpsURL)
             manager.responseSerializer = HTTPResponseSerializer()
-            let policy = DecidingPolicy(accept: accept)
+            let policy = DecidingSecurityPolicy(accept: accept)
             manager.securityPolicy = policy
             let call = verbCall()
             manager.get("1k.bin", parameters: ["marker": "subclass-\(accept)-\(UUID().uuidString)"], success: call.success, failure: call.failure)
@@ -540,24 +540,5 @@ final class HTTPSessionManagerTests: SessionTasksTestCase {
         XCTAssertNil(outcome.fileURL)
         XCTAssertFalse(destinationAsked.value)
         XCTAssertFalse(nginx.logShows(marker, timeout: 0.5))
-    }
-}
-
-/// A 2.x-style subclass that decides by itself (no `copy(with:)` override).
-private final class DecidingPolicy: SecurityPolicy, @unchecked Sendable {
-    // @unchecked: `accept` is a let; `asked` is locked.
-    let accept: Bool
-    let asked = Locked(0)
-
-    init(accept: Bool) {
-        self.accept = accept
-        super.init()
-    }
-
-    required init?(coder: NSCoder) { nil }
-
-    override func evaluateServerTrust(_ trust: ServerTrust, forDomain domain: String?) -> Bool {
-        asked.withLock { $0 += 1 }
-        return accept
     }
 }
