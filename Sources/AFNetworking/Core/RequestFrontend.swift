@@ -42,6 +42,10 @@ protocol RequestFrontend: AnyObject, Sendable {
     /// A head the machine let through to `route` (after the writer was told
     /// to start over if needed).
     func didReceiveHead(_ response: ReceivedResponse, route: TransferStateMachine.BodyRoute, writer: ResponseBodyWriter?)
+    /// Whether the transfer may hand over its next piece now; false pauses it
+    /// (curl keeps the piece) until the front-end resumes it through the
+    /// engine. Asked before the piece is counted.
+    func admitsBody(_ transfer: Transfer) -> Bool
     /// A piece of entity body was kept in memory or forwarded to the writer.
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer, progress: TransferStateMachine.Progress, writer: ResponseBodyWriter?)
     func didSendBody(bytes: Int, total: Int64, expected: Int64)
@@ -69,6 +73,7 @@ extension RequestFrontend {
     var outputMayBeDiverted: Bool { false }
     var dropsQueuedBodyOnCancel: Bool { true }
     func hostLimit(for url: URL?) -> HostLimit? { nil }
+    func admitsBody(_ transfer: Transfer) -> Bool { true }
 
     func outputIsFinal(_ outcome: TransferStateMachine.Outcome, driver: RequestDriver) {
         driver.outputFinished(outcome)

@@ -55,6 +55,8 @@ final class TransferSink: TransferDelegate {
 
     func transfer(_ transfer: Transfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyDisposition {
         assert(driver.engine.isReportingThread, "transfer reports come from the engine's thread")
+        // Before the rate caps count the piece: it comes again once resumed.
+        guard frontend.admitsBody(transfer) else { return .pause }
         if !limiters.isEmpty, let wait = TransferRateLimiter.take(bytes.count, from: limiters) {
             // curl hands the same piece over again once resumed; a timer, not a wait.
             let engine = driver.engine

@@ -137,7 +137,10 @@ extension URLSessionManager {
         blocks.set(\.dataTaskDidBecomeDownloadTask, to: block)
     }
 
-    /// Every piece of a data task's body, in order.
+    /// Every piece of a data task's body, in order. Pieces that arrive
+    /// while the block is still busy are joined into one call; once 1 MiB
+    /// waits, the transfer pauses until the block has taken it (a slow block
+    /// holds the body back in the connection, not in memory).
     @preconcurrency
     public func setDataTaskDidReceiveDataBlock(_ block: (@Sendable (URLSession, URLSessionDataTask, Data) -> Void)?) {
         blocks.set(\.dataTaskDidReceiveData, to: block)

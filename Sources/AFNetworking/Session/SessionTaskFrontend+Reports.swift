@@ -52,6 +52,16 @@ extension SessionTaskFrontend {
         }
     }
 
+    /// Whether the next piece may be taken now: not while a full chunk waits
+    /// for the operation queue (the transfer pauses until a flush takes it).
+    func admitsBody(_ transfer: Transfer) -> Bool {
+        state.withLock { state in
+            guard let data = state.reports.data, data.count >= PendingReports.dataHighWater else { return true }
+            state.reports.blocked = transfer
+            return false
+        }
+    }
+
     func didReceiveBody(_ bytes: UnsafeRawBufferPointer, progress report: TransferStateMachine.Progress, writer: ResponseBodyWriter?) {
         if recordUnobserved(.download, completed: report.total, expected: report.expected) { return }
         // Chunks are handed to the did-receive-data call only when someone can see them.
@@ -114,31 +124,29 @@ extension SessionTaskFrontend {
 
     /// The scheduled flush: delivers what is pending unless a barrier took it.
     private func flushReports(generation: Int) {
-        let reports = state.withLock { state -> PendingReports? in
-            guard state.reports.generation == generation else { return nil }
-            return state.reports.take()
-        }
-        if let reports { deliver(reports) }
+        if let reports = takeReports(where: { $0.generation == generation }) { deliver(reports) }
     }
 
     /// A barrier: what is pending now is delivered before anything submitted
     /// after this call; a flush scheduled earlier finds nothing.
     func deliverPendingReports() {
-        let reports = state.withLock { state -> PendingReports? in
-            guard state.reports.scheduled else { return nil }
-            return state.reports.take()
-        }
-        if let reports { context.events.submit { [self] in deliver(reports) } }
+        if let reports = takeReports(where: \.scheduled) { context.events.submit { [self] in deliver(reports) } }
     }
 
     /// On the operation queue, at the task's end: anything still pending is
     /// delivered before the did-complete call.
     func deliverPendingReportsNow() {
+        if let reports = takeReports(where: \.scheduled) { deliver(reports) }
+    }
+
+    /// Takes what is pending if `condition` holds, and lets a transfer that
+    /// paused on the full chunk go on (after the lock: the engine is told).
+    private func takeReports(where condition: (PendingReports) -> Bool) -> PendingReports? {
         let reports = state.withLock { state -> PendingReports? in
-            guard state.reports.scheduled else { return nil }
-            return state.reports.take()
+            condition(state.reports) ? state.reports.take() : nil
         }
-        if let reports { deliver(reports) }
+        if let blocked = reports?.blocked { requestDriver.engine.resumeReceiving(blocked) }
+        return reports
     }
 
     /// On the operation queue: progress first, then the delegate calls.

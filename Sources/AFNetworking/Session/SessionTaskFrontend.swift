@@ -134,10 +134,18 @@ final class SessionTaskFrontend: @unchecked Sendable {
     /// Body chunks and counts waiting for the next flush on the operation
     /// queue: delegate calls are made per flush, not per chunk.
     struct PendingReports {
+        /// Once this many body bytes wait for the did-receive-data call, the
+        /// transfer pauses until a flush takes them: a slow or blocked
+        /// operation queue holds at most this much, and each call gets at
+        /// most this much plus one piece.
+        static let dataHighWater = 1 << 20
         /// Names the flush that may take these reports (bumped by a barrier).
         var generation = 0
         var scheduled = false
         var data: Data?
+        /// The transfer paused because `data` was full; the flush that takes
+        /// the data resumes it.
+        var blocked: Transfer?
         var sentSinceLast: Int64 = 0
         var sent: (total: Int64, expected: Int64)?
         var receivedSinceLast: Int64 = 0
