@@ -81,6 +81,13 @@ extension RequestDriver {
         case .invalidate:
             CacheIndex.index(for: cache).invalidate(finalRequest(), key: key)
             return nil
+        case .updateFromHead:
+            var request = finalRequest()
+            request.httpMethod = "GET"
+            let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
+            updateStoredAnswer(byHead: head, request: request, key: key, cache: cache, policyTag: tag,
+                               sent: { environment.requestAsSent(request) })
+            return nil
         case .store:
             guard let data = outcome.memoryBody, let received = head.httpURLResponse else {
                 // The body went to a stream: this newer answer cannot be
@@ -103,6 +110,27 @@ extension RequestDriver {
             CacheRules.keepReceivedHead(head, of: response, in: &userInfo)
             let proposal = CachedURLResponse(response: response, data: data, userInfo: userInfo, storagePolicy: .allowed)
             return CacheProposal(proposal: proposal, cache: cache, keyRequest: keyRequest, key: key, policyTag: tag)
+        }
+    }
+}
+
+extension RequestDriver {
+    /// A `200` to a HEAD updates or removes the stored GET answer for its
+    /// URL (RFC 9111 §4.3.5). `request` is the HEAD as a GET (the entry's key).
+    private func updateStoredAnswer(byHead head: ReceivedResponse, request: URLRequest, key: String, cache: URLCache,
+                                    policyTag: String, sent: () -> URLRequest) {
+        let index = CacheIndex.index(for: cache)
+        let entry: CacheIndex.Entry?
+        switch index.lookup(key) {
+        case .entry(let known): entry = known
+        case .absent: entry = nil
+        case .unknown: entry = index.load(request, key: key)
+        }
+        guard let entry else { return }
+        switch CacheRules.update(of: entry, byHead: head, policyTag: policyTag, request: sent) {
+        case .refresh(let merged): index.refresh(key: key, with: merged, for: request, receivedAt: Date())
+        case .invalidate: index.invalidate(request, key: key)
+        case .none: break
         }
     }
 }

@@ -168,7 +168,7 @@ final class StaleRevalidation: RequestFrontend, @unchecked Sendable {
             return
         }
         switch CacheRules.effect(of: head, for: request) {
-        case .none:
+        case .none, .updateFromHead:   // a GET: never the HEAD's
             return
         case .invalidate, .invalidateTarget:   // a GET: only the first
             index.invalidate(request, key: key)

@@ -156,6 +156,69 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         XCTAssertNil(server.requests.last?.headers.first(name: "if-none-match"), "nothing was left to revalidate")
     }
 
+    // MARK: - §4.3.5 HEAD
+
+    /// A `/path` answering GET with `getFields` (and a 4-byte body) and HEAD with `headFields`.
+    private func routeWithHead(_ path: String, getFields: [(String, String)], headFields: [(String, String)]) {
+        server.route(path) { request in
+            if request.method == "HEAD" { return [.head(status: 200, headers: headFields), .end] }
+            return [.head(status: 200, headers: getFields + [("Content-Length", "4")]), .body(Data("body".utf8)), .end]
+        }
+    }
+
+    private func head(_ path: String) {
+        let operation = HTTPRequestOperation(request: request(path, method: "HEAD"))
+        XCTAssertNil(run(operation).error)
+    }
+
+    func testA200ToAHeadUpdatesTheStoredGetAnswer() {
+        routeWithHead("/head-updated", getFields: [("ETag", "\"h1\""), ("Cache-Control", "max-age=0"), ("Template-A", "1")],
+                      headFields: [("ETag", "\"h1\""), ("Cache-Control", "max-age=3600"), ("Template-A", "2"), ("Content-Length", "4")])
+        fetch("/head-updated")
+        head("/head-updated")
+        let (hit, _) = fetch("/head-updated")
+        XCTAssertEqual(count("/head-updated"), 2, "fresh for an hour after the HEAD: the GET was answered from the cache")
+        XCTAssertEqual(hit.responseString, "body")
+        XCTAssertEqual(hit.response?.value(forHTTPHeaderField: "Template-A"), "2", "the HEAD's fields replaced the stored ones")
+        XCTAssertEqual(hit.response?.value(forHTTPHeaderField: "ETag"), "\"h1\"", "fields the HEAD left out are kept")
+    }
+
+    func testAHeadNamingAnotherRepresentationRemovesTheStoredAnswer() {
+        let changes: [(path: String, head: [(String, String)])] = [
+            ("/head-etag", [("ETag", "\"h2\""), ("Cache-Control", "max-age=3600")]),
+            ("/head-modified", [("Last-Modified", "Tue, 01 Dec 2026 00:00:00 GMT"), ("Cache-Control", "max-age=3600")]),
+            ("/head-length", [("Content-Length", "5"), ("Cache-Control", "max-age=3600")]),
+            ("/head-no-store", [("Cache-Control", "no-store")]),
+        ]
+        for change in changes {
+            routeWithHead(change.path, getFields: [("ETag", "\"h1\""), ("Last-Modified", "Sun, 01 Nov 2026 00:00:00 GMT"),
+                                                   ("Cache-Control", "max-age=3600")],
+                          headFields: change.head)
+            fetch(change.path)
+            fetch(change.path)
+            XCTAssertEqual(count(change.path), 1, "\(change.path): stored and fresh")
+            head(change.path)
+            fetch(change.path)
+            XCTAssertEqual(count(change.path), 3, "\(change.path): the HEAD said the stored answer is not the current one")
+            XCTAssertNil(server.requests.last?.headers.first(name: "if-none-match"), "\(change.path): removed, not revalidated")
+        }
+    }
+
+    /// A HEAD under another security policy may remove a partition's answer
+    /// but never rewrites what that partition is served.
+    func testAHeadUnderAnotherPolicyDoesNotRewriteTheStoredAnswer() {
+        routeWithHead("/head-partition", getFields: [("ETag", "\"p1\""), ("Cache-Control", "max-age=0"), ("Template-A", "1")],
+                      headFields: [("ETag", "\"p1\""), ("Cache-Control", "max-age=3600"), ("Template-A", "2")])
+        fetch("/head-partition")
+        let other = HTTPRequestOperation(request: request("/head-partition", method: "HEAD"))
+        other.securityPolicy = SecurityPolicy(pinningMode: .none)
+        other.securityPolicy.validatesDomainName = false
+        XCTAssertNil(run(other).error)
+        let (again, _) = fetch("/head-partition")
+        XCTAssertEqual(again.response?.value(forHTTPHeaderField: "Template-A"), "1", "revalidated, not refreshed by the other policy's HEAD")
+        XCTAssertEqual(count("/head-partition"), 3)
+    }
+
     // MARK: - §5.2.2.4 no-cache with a field list
 
     func testAQualifiedNoCacheWithholdsItsFieldsFromHitsButNotFromRevalidatedAnswers() {

@@ -225,6 +225,9 @@ enum CacheRules {
         /// Whatever was stored for the request's own URL is obsolete: the
         /// server answered an unsafe method without an error (RFC 9111 §4.4).
         case invalidateTarget
+        /// A `200` to a HEAD: the stored GET answer for the URL is updated
+        /// or removed by what it says (§4.3.5, `update(of:byHead:…)`).
+        case updateFromHead
         /// Nothing (an error status to a GET, a request that bypassed the cache).
         case none
     }
@@ -244,7 +247,10 @@ enum CacheRules {
             // A newer answer that may not be stored leaves no older one to be
             // served in its place (an error status keeps what was stored).
             return (200..<400).contains(head.statusCode) && head.statusCode != 304 ? .invalidate : .none
-        case "HEAD", "OPTIONS", "TRACE":
+        case "HEAD":
+            guard request.cachePolicy != .reloadIgnoringLocalAndRemoteCacheData, !RequestDirectives(request).noStore else { return .none }
+            return head.statusCode == 200 ? .updateFromHead : .none
+        case "OPTIONS", "TRACE":
             return .none
         default:
             return (200..<400).contains(head.statusCode) || redirected() ? .invalidateTarget : .none
