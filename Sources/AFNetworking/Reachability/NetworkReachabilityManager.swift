@@ -89,7 +89,9 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
             return state.monitor
         }
         previous?.stop()
-        queue.async { [weak self] in self?.evaluate() }
+        // Reported even when unchanged, as 2.7 reports the status it finds
+        // on every start: a block set or observer added since hears it.
+        queue.async { [weak self] in self?.evaluate(reportingAlways: true) }
     }
 
     /// Stops watching; the last status stays.
@@ -101,7 +103,8 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
         monitor?.stop()
     }
 
-    /// Called on the main queue with each new status while monitoring.
+    /// Called on the main queue with the status each start finds and each
+    /// new status while monitoring.
     /// `@Sendable` because it is set on one thread and called on another.
     @preconcurrency
     public func setReachabilityStatusChange(_ block: (@Sendable (NetworkReachabilityStatus) -> Void)?) {
@@ -113,15 +116,15 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
         networkReachabilityStatus.localizedString
     }
 
-    /// On `queue`: works out the status, and reports it when it changed.
-    private func evaluate() {
+    /// On `queue`: works out the status, and reports it when it changed (or always).
+    private func evaluate(reportingAlways: Bool = false) {
         let current = RouteProbe.status(of: target)
         let (changed, block) = state.withLock { state in
             defer { state.status = current }
             return (current != state.status, state.statusBlock)
         }
         // The block and the notification run on the main queue, without the lock.
-        guard changed else { return }
+        guard changed || reportingAlways else { return }
         DispatchQueue.main.async {
             block?(current)
             NotificationCenter.default.post(name: .AFNetworkingReachabilityDidChange, object: self,

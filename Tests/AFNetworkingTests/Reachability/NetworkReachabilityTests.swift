@@ -46,6 +46,27 @@ final class NetworkReachabilityTests: XCTestCase {
         XCTAssertEqual(manager.localizedNetworkReachabilityStatusString(), "Reachable via WiFi")
     }
 
+    /// 2.7 reports the status on every start, changed or not: a manager
+    /// started again (the shared one, in a second place) tells its block and
+    /// observers what it finds.
+    func testEveryStartReportsTheStatusEvenWhenUnchanged() {
+        let manager = loopbackManager()
+        let first = expectation(forNotification: .AFNetworkingReachabilityDidChange, object: manager)
+        manager.startMonitoring()
+        wait(for: [first], timeout: 10)
+        manager.stopMonitoring()
+        XCTAssertEqual(manager.networkReachabilityStatus, .reachableViaWiFi)
+
+        let reported = expectation(description: "the block hears the status again")
+        let again = expectation(forNotification: .AFNetworkingReachabilityDidChange, object: manager)
+        manager.setReachabilityStatusChange { status in
+            if status == .reachableViaWiFi { reported.fulfill() }
+        }
+        manager.startMonitoring()
+        wait(for: [reported, again], timeout: 10)
+        manager.stopMonitoring()
+    }
+
     /// 2.7's `dealloc` stops monitoring: 100 managers released while monitoring
     /// leave no netlink socket behind (descriptors counted in /proc/self/fd).
     func testReleasingAMonitoringManagerClosesItsSocket() throws {
