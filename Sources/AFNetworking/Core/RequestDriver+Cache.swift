@@ -16,7 +16,8 @@ extension RequestDriver {
             handle(.cacheLookupFinished(token: token, .load))
             return
         }
-        let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
+        let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate,
+                                          request: request)
         var background: CacheRules.BackgroundRevalidation?
         let plan = CacheRules.plan(for: request, sent: { environment.requestAsSent(request) }, cache: cache, policyTag: tag,
                                    background: &background)
@@ -84,14 +85,17 @@ extension RequestDriver {
         case .updateFromHead:
             var request = finalRequest()
             request.httpMethod = "GET"
-            let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
+            let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate,
+                                              request: original)
             updateStoredAnswer(byHead: head, request: request, key: key, cache: cache, policyTag: tag,
                                sent: { environment.requestAsSent(request) })
             return nil
         case .store:
-            guard let data = outcome.memoryBody, let received = head.httpURLResponse else {
-                // The body went to a stream: this newer answer cannot be
-                // stored, so no older one may answer in its place.
+            // An answer earned with a credential the origin asked for is that
+            // user's: no later request (which may never be challenged) gets it.
+            guard !outcome.answeredChallenge, let data = outcome.memoryBody, let received = head.httpURLResponse else {
+                // The body went to a stream (or is a user's): this newer
+                // answer is not stored, so no older one may answer in its place.
                 CacheIndex.index(for: cache).invalidate(finalRequest(), key: key)
                 return nil
             }
@@ -101,7 +105,8 @@ extension RequestDriver {
             var keyRequest = original
             keyRequest.url = received.url ?? original.url
             let response = CacheRules.storable(received)
-            let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate)
+            let tag = CacheRules.partitionTag(policy: environment.securityPolicy, clientCertificate: environment.clientCertificate,
+                                              request: original)
             var userInfo: [AnyHashable: Any] = [CacheRules.policyKey: tag]
             let varied = CacheRules.varyNames(of: response)
             if !varied.isEmpty {

@@ -118,6 +118,10 @@ extension TransferStateMachine {
         var servedFromCache = false
         /// The 304 that confirmed a cached entry, when one did.
         var revalidatedBy: ReceivedResponse?
+        /// The last hop answered the origin's challenge (401) with a
+        /// credential: its answer belongs to that user, and is not stored
+        /// where another request could be answered with it.
+        var answeredChallenge = false
 
         init(failure error: NSError, response: ResponseValue? = nil, request: URLRequest, journey: Journey? = nil) {
             self.error = error
@@ -128,6 +132,12 @@ extension TransferStateMachine {
             redirects = journey?.redirects ?? 0
             finalRequest = request
             originalRequest = journey?.request ?? request
+        }
+
+        /// The answer `hop` received, the last of `journey`.
+        init(success response: ResponseValue, hop: Hop, journey: Journey) {
+            self.init(success: response, request: hop.request, journey: journey)
+            answeredChallenge = hop.credentials.map { !$0.forProxy } ?? false
         }
 
         init(success response: ResponseValue, request: URLRequest, journey: Journey) {

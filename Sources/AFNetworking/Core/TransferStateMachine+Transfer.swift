@@ -361,13 +361,13 @@ extension TransferStateMachine {
             let earlier = journey.output.responseBeforeResume ?? journey.lastResponse?.received
             let standing = (earlier ?? response).standingForCompleteEntity(length: journey.output.entityBytes,
                                                                            describesEntity: earlier != nil)
-            return deliver(Outcome(success: .received(standing), request: hop.request, journey: journey))
+            return deliver(Outcome(success: .received(standing), hop: hop, journey: journey))
         case .aside:
-            var outcome = Outcome(success: .received(response), request: hop.request, journey: journey)
+            var outcome = Outcome(success: .received(response), hop: hop, journey: journey)
             if outcome.memoryBody != nil { outcome.memoryBody = hop.heldBody }
             return deliver(outcome)
         case .output:
-            return deliver(Outcome(success: .received(response), request: hop.request, journey: journey))
+            return deliver(Outcome(success: .received(response), hop: hop, journey: journey))
         }
     }
 
@@ -433,7 +433,7 @@ extension TransferStateMachine {
         journey.output.restart()
         journey.output.memory?.append(hop.heldBody)
         journey.output.entityBytes = Int64(hop.heldBody.count)
-        var outcome = Outcome(success: .received(response), request: hop.request, journey: journey)
+        var outcome = Outcome(success: .received(response), hop: hop, journey: journey)
         // A resumed request's stream already holds the entity's first bytes:
         // the 3xx's body stays out of it, as an error answer's does (`.aside`),
         // so the partial file is still the entity's beginning for the next run.

@@ -219,6 +219,41 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         XCTAssertEqual(count("/head-partition"), 3)
     }
 
+    // MARK: - One user's answers
+
+    /// An answer to one `Authorization` is never served to a request with
+    /// another or none; the same user's next request is still a hit.
+    func testAnAnswerToOneAuthorizationIsNotServedToAnother() {
+        server.route("/me") { request in
+            let body = Data("for \(request.headers.first(name: "authorization") ?? "nobody")".utf8)
+            return [.head(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Length", "\(body.count)")]), .body(body), .end]
+        }
+        XCTAssertEqual(fetch("/me", headers: ["Authorization": "Bearer u1"]).0.responseString, "for Bearer u1")
+        XCTAssertEqual(fetch("/me", headers: ["Authorization": "Bearer u1"]).0.responseString, "for Bearer u1")
+        XCTAssertEqual(count("/me"), 1, "the same user's answer is reused")
+        XCTAssertEqual(fetch("/me", headers: ["Authorization": "Bearer u2"]).0.responseString, "for Bearer u2")
+        XCTAssertEqual(fetch("/me").0.responseString, "for nobody")
+        XCTAssertEqual(count("/me"), 3, "each other user's request went to the server")
+    }
+
+    /// An answer earned by answering the origin's challenge is not stored: a
+    /// request without that credential is challenged, not served it.
+    func testAnAnswerEarnedWithAChallengeCredentialIsNotServedToARequestWithoutIt() {
+        server.route("/account") { request in
+            guard let authorization = request.headers.first(name: "authorization") else {
+                return [.head(status: 401, headers: [("WWW-Authenticate", "Basic realm=\"r\""), ("Content-Length", "0")]), .end]
+            }
+            let body = Data("private to \(authorization)".utf8)
+            return [.head(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Length", "\(body.count)")]), .body(body), .end]
+        }
+        let (alice, _) = fetch("/account") { $0.credential = URLCredential(user: "alice", password: "pw", persistence: .none) }
+        XCTAssertEqual(alice.response?.statusCode, 200)
+        let (stranger, _) = fetch("/account")
+        XCTAssertEqual(stranger.response?.statusCode, 401, "challenged, not given alice's answer")
+        XCTAssertFalse(stranger.responseString?.contains("private") ?? false)
+        XCTAssertEqual(count("/account"), 3)
+    }
+
     // MARK: - §5.2.2.4 no-cache with a field list
 
     func testAQualifiedNoCacheWithholdsItsFieldsFromHitsButNotFromRevalidatedAnswers() {

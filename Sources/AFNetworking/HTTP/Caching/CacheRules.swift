@@ -42,10 +42,20 @@ enum CacheRules {
     /// that authenticates clients by certificate answers each identity for
     /// itself, so an answer earned with one identity (or none) is never
     /// served to a request made with another (or none).
-    static func partitionTag(policy: SecurityPolicy?, clientCertificate: ClientCertificate?) -> String {
-        let tag = policy.map(policyTag) ?? standardTag
-        guard let identity = clientCertificate?.identity else { return tag }
-        return "\(tag)|client:\(identity.fingerprint)"
+    ///
+    /// Nor is an answer to one `Authorization` served to a request with
+    /// another (or none): a token or password names a user, and the answer
+    /// the server gave that user is theirs alone. `request` is the request as
+    /// its owner made it (after an interceptor adapted it).
+    static func partitionTag(policy: SecurityPolicy?, clientCertificate: ClientCertificate?, request: URLRequest) -> String {
+        var tag = policy.map(policyTag) ?? standardTag
+        if let identity = clientCertificate?.identity { tag += "|client:\(identity.fingerprint)" }
+        if let authorization = request.value(forHTTPHeaderField: "Authorization") {
+            // A digest, not the secret: tags go to the disk with the entries.
+            let digest = PublicKeyPins.sha256(Data(authorization.utf8)) ?? Data(authorization.utf8)
+            tag += "|auth:" + digest.prefix(16).map { String(format: "%02x", $0) }.joined()
+        }
+        return tag
     }
 
     /// Whether `URLCache` may answer the request at all: a GET whose policy
