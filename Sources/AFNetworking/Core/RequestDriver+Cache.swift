@@ -39,6 +39,9 @@ extension RequestDriver {
         guard let frontend else { return nil }
         // Made only when there is something to record: a hit has nothing.
         func makeEnvironment() -> TransferEnvironment { frontend.transferEnvironment(for: outcome.finalRequest?.url) }
+        if !outcome.acceptedCredentials.isEmpty, let storage = makeEnvironment().credentialStorage {
+            for (credential, space) in outcome.acceptedCredentials { storage.set(credential, for: space) }
+        }
         if let confirmation = outcome.revalidatedBy, let request = outcome.finalRequest {
             let environment = makeEnvironment()
             if environment.acceptsCookies { CookieHandling.store(from: confirmation, for: request, in: environment.cookieStorage) }

@@ -18,9 +18,6 @@ extension RequestDriver {
         if let (response, request) = hop.effects.storeCookies, environment.acceptsCookies {
             CookieHandling.store(from: response, for: request, in: environment.cookieStorage)
         }
-        if let (credential, space) = hop.effects.storeCredential {
-            environment.credentialStorage?.set(credential, for: space)
-        }
         frontend.prepareRequest(hop.request, consumedBodyStream: hop.needsFreshBodyStream && hop.request.httpBodyStream != nil) { [self] prepared in
             switch prepared {
             case .success(let request):

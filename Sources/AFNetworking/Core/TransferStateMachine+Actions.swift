@@ -62,8 +62,6 @@ extension TransferStateMachine {
     struct FollowUpEffects {
         /// Cookies the 3xx/401 set, for the request that got it.
         var storeCookies: (response: ReceivedResponse, request: URLRequest)?
-        /// A credential to remember (its persistence allows it) for this space.
-        var storeCredential: (credential: URLCredential, space: URLProtectionSpace)?
     }
 
     struct RedirectQuestion {
@@ -122,6 +120,9 @@ extension TransferStateMachine {
         /// credential: its answer belongs to that user, and is not stored
         /// where another request could be answered with it.
         var answeredChallenge = false
+        /// Credentials answered to challenges that the server took, to be
+        /// remembered in the credential storage (their persistence allows it).
+        var acceptedCredentials: [(credential: URLCredential, space: URLProtectionSpace)] = []
 
         init(failure error: NSError, response: ResponseValue? = nil, request: URLRequest, journey: Journey? = nil) {
             self.error = error
@@ -132,6 +133,7 @@ extension TransferStateMachine {
             redirects = journey?.redirects ?? 0
             finalRequest = request
             originalRequest = journey?.request ?? request
+            acceptedCredentials = journey?.acceptedCredentials ?? []
         }
 
         /// The answer `hop` received, the last of `journey`.
@@ -148,6 +150,7 @@ extension TransferStateMachine {
             redirects = journey.redirects
             finalRequest = request
             originalRequest = journey.request
+            acceptedCredentials = journey.acceptedCredentials
         }
 
         init(cached: CachedURLResponse, journey: Journey) {
@@ -161,6 +164,7 @@ extension TransferStateMachine {
             entityBytes = Int64(cached.data.count)
             expectedLength = entityBytes
             originalRequest = journey.request
+            acceptedCredentials = journey.acceptedCredentials
         }
 
         /// An outcome restored from an archive.

@@ -58,7 +58,10 @@ extension TransferStateMachine {
             var effects = FollowUpEffects()
             // A proxy's Set-Cookie is not the origin's.
             if !followUp.response.isTunnelRefusal { effects.storeCookies = (followUp.response, request) }
-            if credential.persistence != .none { effects.storeCredential = (credential, space) }
+            // Remembered only once a head shows the server took it (a wrong
+            // password is not stored), and only when its persistence allows.
+            journey.credentialOnTrial = credential.persistence == .none ? nil
+                : CredentialOnTrial(credential: credential, space: space, challengeStatus: forProxy ? 407 : 401)
             let credentials = TransferCredentials(user: user, password: password, scheme: offer.scheme, forProxy: forProxy)
             return startHop(journey, request: request, credentials: credentials, revalidates: false, after: effects)
         }

@@ -56,6 +56,12 @@ extension TransferStateMachine {
         // itself) replaces the first and whatever it held.
         hop.response = response
         hop.heldBody = Data()
+        // A head other than the challenge answered shows the credential was
+        // taken (curl answering Digest itself reports the challenge's head first).
+        if let trial = journey.credentialOnTrial, response.statusCode != trial.challengeStatus {
+            journey.acceptedCredentials.append((trial.credential, trial.space))
+            journey.credentialOnTrial = nil
+        }
         var restartOutput = false
         if mayFollowUp(response, hop: hop) {
             hop.route = .held

@@ -75,6 +75,14 @@ struct TransferStateMachine {
         var heldBodyCut = false
     }
 
+    /// A credential sent in answer to a challenge, not yet known to work.
+    struct CredentialOnTrial {
+        let credential: URLCredential
+        let space: URLProtectionSpace
+        /// The challenge's status: a head with another one shows it was taken.
+        let challengeStatus: Int
+    }
+
     /// What carries over from hop to hop until the request ends or pauses.
     struct Journey {
         /// The request the journey started from (the driver's `request`, as
@@ -82,6 +90,11 @@ struct TransferStateMachine {
         var request: URLRequest
         var redirects = 0
         var authenticationFailures = 0
+        /// A credential answered to a challenge, to be remembered (its
+        /// persistence allows it) once a head shows the server took it.
+        var credentialOnTrial: CredentialOnTrial?
+        /// Credentials the server took: the driver stores them when the request ends.
+        var acceptedCredentials: [(credential: URLCredential, space: URLProtectionSpace)] = []
         /// The cached entry a conditional hop is revalidating.
         var revalidating: CachedURLResponse?
         var output: Output

@@ -29,6 +29,9 @@ extension URLConnectionOperation: RequestFrontend {
                     .filter { $0 > 0 }.min() ?? 0
             }
             environment.trace = settings.trace
+            // 2.7's connectionShouldUseCredentialStorage: NO means the
+            // storage is neither read nor written for this operation.
+            if !settings.shouldUseCredentialStorage { environment.credentialStorage = nil }
             return (environment, settings.request.url)
         }
         // The client certificate goes to the original request's origin only,

@@ -364,10 +364,34 @@ final class TransferStateMachineTests: XCTestCase {
             return XCTFail("no retry")
         }
         XCTAssertEqual(retry.credentials, TransferCredentials(user: "u", password: "p", scheme: .basic, forProxy: false))
-        XCTAssertNil(retry.effects.storeCredential, "a .none credential is not stored")
         let again = challenge(&machine, tag: retry.tag, header: "Digest realm=\"R\", nonce=\"n\"")
         XCTAssertEqual(again.previousFailureCount, 1)
         XCTAssertEqual(again.protectionSpace.authenticationMethod, NSURLAuthenticationMethodHTTPDigest)
+    }
+
+    /// A credential whose persistence allows it is handed back for storing
+    /// only once a head other than the challenge shows the server took it.
+    func testACredentialIsRememberedOnlyOnceTheServerTookIt() {
+        let kept = URLCredential(user: "u", password: "p", persistence: .forSession)
+        for (status, remembered) in [(200, true), (401, false)] {
+            var machine = started()
+            let question = challenge(&machine, tag: 1)
+            guard case .startTransfer(let retry) = machine.challengeAnswered(token: question.token, .use(kept)) else {
+                return XCTFail("no retry")
+            }
+            let answer = head(status)
+            _ = machine.headReceived(retry.tag, answer)
+            let outcome = delivered(machine.transferCompleted(retry.tag, response: answer, error: nil))
+            XCTAssertEqual(outcome?.acceptedCredentials.map(\.credential.user), remembered ? ["u"] : [], "after a \(status)")
+        }
+        // A credential that may not persist is never handed back.
+        var machine = started()
+        let question = challenge(&machine, tag: 1)
+        guard case .startTransfer(let retry) = machine.challengeAnswered(token: question.token, .use(credential())) else {
+            return XCTFail("no retry")
+        }
+        _ = machine.headReceived(retry.tag, head(200))
+        XCTAssertEqual(delivered(machine.transferCompleted(retry.tag, response: head(200), error: nil))?.acceptedCredentials.count, 0)
     }
 
     func testAChallengeAnsweredWithoutACredentialIsTheResponse() {

@@ -83,6 +83,44 @@ final class AuthenticationCookieTests: OperationTestCase {
         XCTAssertEqual(refused.response?.statusCode, 401)
     }
 
+    /// The credentials the shared storage holds for `url`'s host and port.
+    private func storedCredentials(for url: URL) -> [URLCredential] {
+        URLCredentialStorage.shared.allCredentials
+            .filter { $0.key.host == url.host && $0.key.port == url.port }
+            .flatMap { $0.value.values }
+    }
+
+    private func forgetCredentials(for url: URL) {
+        for (space, byUser) in URLCredentialStorage.shared.allCredentials where space.host == url.host && space.port == url.port {
+            for credential in byUser.values { URLCredentialStorage.shared.remove(credential, for: space) }
+        }
+    }
+
+    /// A credential a challenge was answered with is remembered only once the
+    /// server took it, and never by an operation that may not use the storage.
+    func testOnlyAnAcceptedCredentialIsRememberedAndOnlyWhenStorageIsAllowed() throws {
+        let target = try binURL("/basic-auth/erin/right")
+        forgetCredentials(for: target)
+        defer { forgetCredentials(for: target) }
+
+        let wrong = HTTPRequestOperation(request: URLRequest(url: target))
+        wrong.credential = URLCredential(user: "erin", password: "wrong", persistence: .forSession)
+        run(wrong)
+        XCTAssertEqual(wrong.response?.statusCode, 401)
+        XCTAssertTrue(storedCredentials(for: target).isEmpty, "a refused password is not remembered")
+
+        let private_ = HTTPRequestOperation(request: URLRequest(url: target))
+        private_.credential = URLCredential(user: "erin", password: "right", persistence: .forSession)
+        private_.shouldUseCredentialStorage = false
+        XCTAssertNil(run(private_).error)
+        XCTAssertTrue(storedCredentials(for: target).isEmpty, "an operation that may not use the storage writes nothing to it")
+
+        let remembered = HTTPRequestOperation(request: URLRequest(url: target))
+        remembered.credential = URLCredential(user: "erin", password: "right", persistence: .forSession)
+        XCTAssertNil(run(remembered).error)
+        XCTAssertEqual(storedCredentials(for: target).map(\.user), ["erin"], "the accepted credential is remembered")
+    }
+
     func testCookiesAreStoredAndSentBack() throws {
         let setter = HTTPRequestOperation(request: URLRequest(url: try binURL("/cookies/set?flavour=oatmeal")))
         XCTAssertNil(run(setter).error)  // 302 to /cookies, which echoes what it received
