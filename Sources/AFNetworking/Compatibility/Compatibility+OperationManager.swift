@@ -12,10 +12,15 @@ import FoundationXML
 // MARK: - HTTPRequestOperationManager
 
 extension HTTPRequestOperationManager {
-    /// 2.7's `+manager`: a new manager without a base URL (`init(baseURL: nil)`).
+    /// 2.7's `+manager`: a new manager of this class without a base URL.
+    /// Made through `init?(coder:)` from an empty archive (a subclass whose
+    /// decoding refuses that cannot be made this way: use `init(baseURL:)`).
     @available(*, deprecated, renamed: "init()")
     public class func manager() -> Self {
-        self.init(baseURL: nil)
+        guard let manager = fresh(baseURL: nil) else {
+            preconditionFailure("\(self).init(coder:) refused an empty archive: make it with init(baseURL:)")
+        }
+        return manager
     }
 
     // 2.7's -HTTPRequestOperationWithRequest:success:failure: and the verbs

@@ -114,7 +114,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     }
 
     /// A manager for `baseURL` (nil: URL strings must be absolute).
-    public required init(baseURL: URL? = nil) {
+    public init(baseURL: URL? = nil) {
         self.baseURL = BaseURL.normalized(baseURL)
         super.init()
     }
@@ -329,6 +329,15 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
         if let timeout = archive.timeoutIntervalForResource { timeoutIntervalForResource = timeout }
     }
 
+    /// A new manager of this class (a subclass's included) for `baseURL`,
+    /// with everything else as a new manager has it; nil when the class's
+    /// `init?(coder:)` refuses an archive that holds only the base URL.
+    static func fresh(baseURL: URL?) -> Self? {
+        FreshInstance.make(self) { archive in
+            if let baseURL { archive.encode(baseURL.absoluteString as NSString, forKey: ManagerArchive.baseURLKey) }
+        }
+    }
+
     /// Archives the base URL, serializers, security policy, retry policy and
     /// `timeoutIntervalForResource`. Never `clientCertificate` (its private
     /// key is not written into an archive) or `logger` (a handler of this process).
@@ -344,7 +353,7 @@ open class HTTPRequestOperationManager: NSObject, NSSecureCoding, NSCopying, @un
     /// policy, and the same client certificate, `timeoutIntervalForResource`,
     /// retry policy, request interceptor and logger (what its operations are given).
     open func copy(with zone: NSZone? = nil) -> Any {
-        let copy = type(of: self).init(baseURL: baseURL)
+        let copy = Self.fresh(baseURL: baseURL) ?? HTTPRequestOperationManager(baseURL: baseURL)
         if let serializer = requestSerializer.copy() as? HTTPRequestSerializer { copy.requestSerializer = serializer }
         if let serializer = responseSerializer.copy() as? HTTPResponseSerializer { copy.responseSerializer = serializer }
         if let policy = securityPolicy.copy() as? SecurityPolicy { copy.securityPolicy = policy }

@@ -26,7 +26,7 @@ struct ManagerArchive {
     }
 
     init(decodingFrom coder: NSCoder) {
-        baseURL = Self.decode(NSString.self, "baseURL", coder).flatMap { URL(string: $0 as String) }
+        baseURL = Self.decode(NSString.self, Self.baseURLKey, coder).flatMap { URL(string: $0 as String) }
         requestSerializer = Self.decode(HTTPRequestSerializer.self, "requestSerializer", coder)
         responseSerializer = Self.decode(HTTPResponseSerializer.self, "responseSerializer", coder)
         securityPolicy = Self.decode(SecurityPolicy.self, "securityPolicy", coder)
@@ -37,9 +37,10 @@ struct ManagerArchive {
     }
 
     private static let resourceTimeoutKey = "timeoutIntervalForResource"
+    static let baseURLKey = "baseURL"
 
     func encode(to coder: NSCoder) {
-        if let baseURL { coder.encode(baseURL.absoluteString as NSString, forKey: "baseURL") }
+        if let baseURL { coder.encode(baseURL.absoluteString as NSString, forKey: Self.baseURLKey) }
         if let requestSerializer { coder.encode(requestSerializer, forKey: "requestSerializer") }
         if let responseSerializer { coder.encode(responseSerializer, forKey: "responseSerializer") }
         if let securityPolicy { coder.encode(securityPolicy, forKey: "securityPolicy") }

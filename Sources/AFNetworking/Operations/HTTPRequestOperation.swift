@@ -40,7 +40,7 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
     private static let defaultSerializer = HTTPResponseSerializer()
 
     /// Creates an operation for `request` with an `HTTPResponseSerializer`.
-    public required init(request: URLRequest) {
+    public override init(request: URLRequest) {
         super.init(request: request)
     }
 

@@ -192,7 +192,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     var countOfBodyBytesSent: Int64 { bodyBytesSent.load(ordering: .relaxed) }
 
     /// Creates an operation for `request`; nothing is sent until it starts.
-    public required init(request: URLRequest) {
+    public init(request: URLRequest) {
         driver = RequestDriver()
         var initial = Settings(request: request)
         initial.trace = TraceOrigin.current
@@ -563,7 +563,14 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     /// redirect, cache and challenge blocks, completion queue and group, as
     /// 2.7 copies (not the success/failure blocks, not the outcome).
     open func copy(with zone: NSZone? = nil) -> Any {
-        let copy = type(of: self).init(request: request)
+        let request = self.request
+        // Of this operation's own class (a subclass's included); the request
+        // whole, not only what an archive keeps of it.
+        let made = FreshInstance.make(Self.self) { archive in
+            archive.encode((request.url?.absoluteString ?? "about:blank") as NSString, forKey: OperationCodingKey.url)
+        }
+        let copy = made ?? (self is HTTPRequestOperation ? HTTPRequestOperation(request: request) : URLConnectionOperation(request: request))
+        copy.settings.withLock { $0.request = request }
         copySettings(to: copy)
         return copy
     }

@@ -36,6 +36,28 @@ final class SubclassingProbeTests: OperationTestCase {
         return result.value
     }
 
+    // MARK: Initializers and copies
+
+    /// 2.x subclasses override the designated initializers with a plain
+    /// `override init` (they are not `required`); `copy()` still makes an
+    /// instance of the subclass, through its initializer, with the whole request.
+    func testSubclassesOverrideTheInitializersAndCopiesKeepTheirClass() throws {
+        var request = URLRequest(url: url("probe"))
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        request.setValue("1", forHTTPHeaderField: "X-Copied")
+        let operation = TaggedOperation(request: request)
+        let copy = try XCTUnwrap(operation.copy() as? TaggedOperation, "a copy of a subclass is of the subclass")
+        XCTAssertTrue(copy.madeByInit, "the subclass's init(request:) ran for the copy")
+        XCTAssertEqual(copy.request.value(forHTTPHeaderField: "X-Copied"), "1")
+        XCTAssertEqual(copy.request.cachePolicy, .reloadIgnoringLocalCacheData, "the whole request, not an archive's part of it")
+        XCTAssertTrue(copy.isReady)
+
+        let client = ProbeOperationClient(baseURL: server.baseURL)
+        let clientCopy = try XCTUnwrap(client.copy() as? ProbeOperationClient)
+        XCTAssertEqual(clientCopy.baseURL, client.baseURL)
+        XCTAssertTrue(clientCopy.responseSerializer is JSONResponseSerializer, "the serializers are copied")
+    }
+
     // MARK: Operation manager, request and response serializers
 
     func testOperationManagerVerbsRunTheSubclassOverrides() throws {
@@ -165,6 +187,18 @@ private struct LegacyProbeSpellings: LegacyProbeCalls {
     }
 }
 
+// MARK: - An operation subclass with its own initializer
+
+private final class TaggedOperation: HTTPRequestOperation, @unchecked Sendable {
+    // @unchecked: `madeByInit` is written once, in the initializer.
+    private(set) var madeByInit = false
+
+    override init(request: URLRequest) {
+        super.init(request: request)
+        madeByInit = true
+    }
+}
+
 // MARK: - 2.x's APIClient: AFHTTPRequestOperationManager
 
 /// An `APIClient: AFHTTPRequestOperationManager` overriding `-initWithBaseURL:`,
@@ -173,7 +207,7 @@ private final class ProbeOperationClient: HTTPRequestOperationManager, @unchecke
     // @unchecked: the only added state is `calls`, which is Locked.
     let calls = Locked<[String]>([])
 
-    required init(baseURL: URL? = nil) {
+    override init(baseURL: URL? = nil) {
         super.init(baseURL: baseURL)
         responseSerializer = JSONResponseSerializer()
     }
