@@ -63,7 +63,9 @@ extension TransferStateMachine {
             journey.credentialOnTrial = credential.persistence == .none ? nil
                 : CredentialOnTrial(credential: credential, space: space, challengeStatus: forProxy ? 407 : 401)
             let credentials = TransferCredentials(user: user, password: password, scheme: offer.scheme, forProxy: forProxy)
-            return startHop(journey, request: request, credentials: credentials, revalidates: false, after: effects)
+            // Still the cache's question when it was one: the 304 that may
+            // answer it confirms the stored response.
+            return startHop(journey, request: request, credentials: credentials, revalidates: followUp.hop.revalidates, after: effects)
         }
     }
 

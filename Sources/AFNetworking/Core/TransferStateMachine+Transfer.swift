@@ -410,7 +410,17 @@ extension TransferStateMachine {
             switch RedirectRules.request(following: response, from: hop.request) {
             case .failure(let error):
                 return deliver(Outcome(failure: error, response: .received(response), request: hop.request, journey: journey))
-            case .success(let proposed):
+            case .success(var proposed):
+                if hop.revalidates {
+                    // The validators were the cache's, for the stored answer
+                    // of this URL: the next one is asked as the caller asked
+                    // (a 304 from there would confirm nothing stored).
+                    for field in ["If-None-Match", "If-Modified-Since"] {
+                        proposed.setValue(journey.request.value(forHTTPHeaderField: field), forHTTPHeaderField: field)
+                    }
+                }
+                var journey = journey
+                if hop.revalidates { journey.revalidating = nil }
                 let followUp = FollowUp(token: makeToken(), kind: .redirect(proposed: proposed), response: response,
                                         body: hop.heldBody, hop: hop)
                 state = .awaitingFollowUp(journey, followUp)

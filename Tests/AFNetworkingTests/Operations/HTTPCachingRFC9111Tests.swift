@@ -136,6 +136,32 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         XCTAssertTrue(confirms([]))
     }
 
+    /// A revalidation redirected elsewhere does not carry the stored
+    /// answer's validators there (they were the cache's, for this URL): the
+    /// new place answers in full, not with a 304 the caller would get bare.
+    func testARedirectedRevalidationAsksTheNewPlacePlainly() {
+        let moved = Locked(false)
+        server.route("/moving") { request in
+            if moved.value {
+                return [.head(status: 302, headers: [("Location", "/landed"), ("Content-Length", "0")]), .end]
+            }
+            moved.value = true
+            return [.head(status: 200, headers: [("ETag", "\"m1\""), ("Cache-Control", "max-age=0"), ("Content-Length", "4")]),
+                    .body(Data("old!".utf8)), .end]
+        }
+        server.route("/landed") { request in
+            if request.headers.first(name: "if-none-match") != nil {
+                return [.head(status: 304, headers: [("ETag", "\"m1\"")]), .end]
+            }
+            return [.head(status: 200, headers: [("Content-Length", "3")]), .body(Data("new".utf8)), .end]
+        }
+        fetch("/moving")
+        let (second, _) = fetch("/moving")
+        XCTAssertEqual(second.response?.statusCode, 200)
+        XCTAssertEqual(second.responseString, "new")
+        XCTAssertNil(server.requests.last?.headers.first(name: "if-none-match"), "the validators stayed behind")
+    }
+
     /// A 304 whose fields say the response may no longer be stored removes
     /// the entry instead of refreshing it: the next request is unconditional.
     func testA304SayingNoStoreRemovesTheEntry() {

@@ -56,12 +56,17 @@ final class RedirectTests: OperationTestCase {
             redirect("/r\(status)", status: status, to: "/target")
             var post = request("/r\(status)", method: "POST")
             post.setValue("text/plain", forHTTPHeaderField: "Content-Type")
+            post.setValue("identity", forHTTPHeaderField: "Content-Encoding")
+            post.setValue("en", forHTTPHeaderField: "Content-Language")
             post.httpBody = Data("payload".utf8)
             XCTAssertNil(run(HTTPRequestOperation(request: post)).error, "\(status)")
             let last = try XCTUnwrap(server.requests.last)
             XCTAssertEqual(last.method, method, "\(status)")
             XCTAssertEqual(last.body, method == "POST" ? Data("payload".utf8) : Data(), "\(status)")
             XCTAssertEqual(last.headers.first(name: "content-type"), method == "POST" ? "text/plain" : nil, "\(status)")
+            // The fields that described the dropped body go with it (RFC 9110 §15.4).
+            XCTAssertEqual(last.headers.first(name: "content-encoding"), method == "POST" ? "identity" : nil, "\(status)")
+            XCTAssertEqual(last.headers.first(name: "content-language"), method == "POST" ? "en" : nil, "\(status)")
         }
     }
 

@@ -27,7 +27,8 @@ enum RedirectRules {
             next.httpMethod = "GET"
             next.httpBody = nil
             next.httpBodyStream = nil
-            for name in ["Content-Type", "Content-Length", "Transfer-Encoding"] { next.setValue(nil, forHTTPHeaderField: name) }
+            // The fields that described the body go with it (RFC 9110 §15.4).
+            for name in bodyFields { next.setValue(nil, forHTTPHeaderField: name) }
         }
         if !sameOrigin(request.url, target) {
             // Credentials and cookies meant for one origin never go to another.
@@ -35,6 +36,10 @@ enum RedirectRules {
         }
         return .success(next)
     }
+
+    /// Fields about the request's content, removed when a redirect drops it.
+    static let bodyFields = ["Content-Type", "Content-Length", "Transfer-Encoding", "Content-Encoding", "Content-Language",
+                             "Content-Location", "Content-Digest", "Repr-Digest", "Digest", "Last-Modified"]
 
     /// A Unix-socket target is followed only from a request on that very
     /// socket: a server elsewhere must never make the client talk to a local
