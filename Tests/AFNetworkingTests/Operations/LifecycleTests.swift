@@ -134,6 +134,7 @@ final class LifecycleTests: OperationTestCase {
 
     func testPauseAndResumeContinuesWithRange() throws {
         let body = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0) })
+        let paused = Locked(false), pauseCalled = Locked(false)
         server.route("/big") { request in
             if let range = request.headers.first(name: "range"), let start = Int(range.dropFirst(6).dropLast()) {
                 let rest = body[start...]
@@ -142,12 +143,15 @@ final class LifecycleTests: OperationTestCase {
                         .body(Data(rest)), .end]
             }
             return [.head(status: 200, headers: [("Content-Length", "\(body.count)"), ("ETag", "\"v1\"")]),
-                    .body(body[0..<10_000]), .wait(0.5), .body(body[10_000...]), .end]
+                    // The rest only once the client paused: it pauses at 10,000 however late it gets there.
+                    .body(body[0..<10_000]), .waitUntil({ pauseCalled.value }, timeout: 30), .body(body[10_000...]), .end]
         }
         let operation = HTTPRequestOperation(request: request("/big"))
-        let paused = Locked(false)
         operation.setDownloadProgressBlock { [weak operation] _, total, _ in
-            if total >= 10_000 && paused.setOnce() { operation?.pause() }
+            if total >= 10_000 && paused.setOnce() {
+                operation?.pause()
+                pauseCalled.value = true
+            }
         }
         let finished = Locked(false)
         operation.setCompletionBlockWithSuccess({ _, _ in finished.value = true }, failure: { _, _ in finished.value = true })

@@ -14,9 +14,11 @@ import XCTest
 /// dependency finishes it reads the freed dependent (SIGSEGV). Each test here
 /// crashed the test process before the library kept its dependents alive.
 final class QueueCancelAllTests: OperationTestCase {
-    /// A slow answer: the first operation is still running when the queue is cancelled.
-    private func routeSlow() {
-        server.route("/slow") { _ in [.wait(0.4), .head(status: 200, headers: [("Content-Length", "1")]), .body(Data("s".utf8)), .end] }
+    /// A slow answer: the first operation is still running when the queue
+    /// is cancelled, however late the test gets to cancel it (the answer
+    /// comes after `seconds`; the tests that cancel never wait for it).
+    private func routeSlow(_ seconds: TimeInterval = 60) {
+        server.route("/slow") { _ in [.wait(seconds), .head(status: 200, headers: [("Content-Length", "1")]), .body(Data("s".utf8)), .end] }
     }
 
     /// The operation's completion work (here its failure block, after the
@@ -99,7 +101,7 @@ final class QueueCancelAllTests: OperationTestCase {
     }
 
     func testCancellingOneDependentOfARunningRequestThatNobodyElseHolds() {
-        routeSlow()
+        routeSlow(0.4)   // the request itself runs to its end
         let queue = OperationQueue()
         let first = HTTPRequestOperation(request: request("/slow"))
         let dependent = Weak<Operation>()

@@ -7,9 +7,12 @@ import XCTest
 
 /// `RequestGraph` against the scripted server: `/login` hands out a token,
 /// `/item/N` needs it, `/missing` is a 404, `/slow` takes 0.3 s and counts
-/// how many run at once, by host.
+/// how many run at once, by host, `/held` answers once `released` is set.
 final class RequestGraphTests: OperationTestCase {
     private let load = Locked((inFlight: [String: Int](), peak: [String: Int](), total: 0, peakTotal: 0))
+    /// Lets `/held` answer: a request the test cancels or pauses is still
+    /// running when it does, however late that is.
+    private let released = Locked(false)
 
     override func setUpWithError() throws {
         try super.setUpWithError()
@@ -21,6 +24,11 @@ final class RequestGraphTests: OperationTestCase {
                     .body(body), .end]
         }
         server.respond("/missing", status: 404, headers: [("Content-Type", "application/json")], body: Data("{}".utf8))
+        let released = self.released
+        server.route("/held") { _ in
+            [.waitUntil({ released.value }, timeout: 60), .head(status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "2")]),
+             .body(Data("{}".utf8)), .end]
+        }
         let load = self.load
         server.route("/slow") { request in
             let host = request.headers["Host"].first.map { String($0.split(separator: ":")[0]) } ?? "?"
@@ -107,7 +115,7 @@ final class RequestGraphTests: OperationTestCase {
 
     func testCancellingTheGraphEndsRunningAndWaitingNodesCancelled() throws {
         let graph = RequestGraph()
-        let running = operation("/slow")
+        let running = operation("/held")
         let first = try graph.add(running, name: "first")
         let waiting = try graph.add(operation("/login"), name: "waiting", dependencies: [first])
         let built = try graph.add(name: "built", dependencies: [waiting]) { _ in BlockOperation {} }
@@ -130,7 +138,7 @@ final class RequestGraphTests: OperationTestCase {
 
     func testCancellingTheTaskRunningTheGraphCancelsIt() async throws {
         let graph = RequestGraph()
-        let running = operation("/slow")
+        let running = operation("/held")
         let node = try graph.add(running)
         let task = Task { await graph.run() }
         for _ in 0..<500 where !running.isExecuting { try await Task.sleep(nanoseconds: 10_000_000) }
@@ -162,7 +170,7 @@ final class RequestGraphTests: OperationTestCase {
     func testPausingTheGraphPausesItsRequestsAndStartsNothingNew() throws {
         let graph = RequestGraph()
         graph.maxConcurrentRequestCount = 1
-        let first = operation("/slow")
+        let first = operation("/held")
         try graph.add(first)
         let second = operation("/login")
         try graph.add(second)
@@ -172,6 +180,7 @@ final class RequestGraphTests: OperationTestCase {
         XCTAssertTrue(graph.isPaused)
         XCTAssertTrue(first.isPaused)
         XCTAssertFalse(second.isExecuting || second.isFinished)
+        released.value = true   // the request sent again on resume is answered
         let done = expectation(description: "graph")
         graph.setCompletionBlock(queue: .global()) { report in
             XCTAssertTrue(report.allSucceeded, "\(report.outcomes)")

@@ -625,8 +625,15 @@ final class SessionDownloadTests: SessionTransferTestCase {
 
         task.suspend()
         XCTAssertEqual(task.state, .suspended)
-        usleep(150_000)  // bytes already handed over before suspend() may still be counted
-        let before = task.countOfBytesReceived
+        // Bytes handed over before the suspension reached the network thread
+        // may still be counted: wait (bounded) until the count stands still.
+        var before = task.countOfBytesReceived
+        for _ in 0..<50 {
+            usleep(150_000)
+            let now = task.countOfBytesReceived
+            if now == before { break }
+            before = now
+        }
         usleep(300_000)  // the window: nothing may arrive while suspended
         let after = task.countOfBytesReceived
         XCTAssertEqual(before, after, "nothing is read while suspended")

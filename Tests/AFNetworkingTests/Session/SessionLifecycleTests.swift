@@ -568,9 +568,11 @@ final class SessionLifecycleTests: SessionTransferTestCase {
 
     func testASuspendedTaskDoesNotRunItsIdleTimeout() throws {
         let body = pattern(200_000, salt: 23)
+        let suspended = Locked(false)
         server.route("/paused") { _ in
-            [.head(status: 200, headers: [("Content-Length", "\(body.count)")]), .body(body.subdata(in: 0..<50_000)), .wait(0.5),
-             .body(body.subdata(in: 50_000..<body.count)), .end]
+            // The rest only once the task is suspended: it is still running then, however late the test gets there.
+            [.head(status: 200, headers: [("Content-Length", "\(body.count)")]), .body(body.subdata(in: 0..<50_000)),
+             .waitUntil({ suspended.value }, timeout: 30), .body(body.subdata(in: 50_000..<body.count)), .end]
         }
         let configuration = URLSessionConfiguration.default
         configuration.timeoutIntervalForRequest = 1
@@ -586,6 +588,7 @@ final class SessionLifecycleTests: SessionTransferTestCase {
         task.resume()
         wait(for: [reached], timeout: 10)
         task.suspend()
+        suspended.value = true
         XCTAssertEqual(task.state, .suspended)
         Thread.sleep(forTimeInterval: 2)  // the window: suspended twice as long as the idle timeout
         XCTAssertEqual(task.state, .suspended, "no idle timeout while suspended")
