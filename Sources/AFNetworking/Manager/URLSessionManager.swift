@@ -207,8 +207,10 @@ open class URLSessionManager: NSObject, URLSessionDataDelegate, URLSessionDownlo
 
     // MARK: - Upload tasks
 
-    /// An upload task streaming `fileURL` (a missing file fails with
-    /// NSURLErrorFileDoesNotExist when the task is resumed).
+    /// An upload task streaming `fileURL` (a missing file or a directory, or a
+    /// FIFO or device when the request has no Content-Length, fails with
+    /// NSURLErrorFileDoesNotExist when the task is resumed). A symbolic link
+    /// is followed: its target is measured and sent.
     @preconcurrency
     open func uploadTask(with request: URLRequest, fromFile fileURL: URL,
                          progress: (@Sendable (Progress) -> Void)?,

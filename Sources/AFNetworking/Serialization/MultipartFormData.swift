@@ -11,11 +11,14 @@ public let kAFUploadStream3GSuggestedDelay: TimeInterval = 0.2
 /// cannot inject headers or parts.
 public protocol MultipartFormData: AnyObject {
     /// Appends a file part named `name`, with the file's name and a MIME type guessed
-    /// from its extension. Throws when the URL is not a file URL or cannot be read.
+    /// from its extension. Throws when the URL is not a file URL, cannot be read, or
+    /// is not a regular file (a directory, FIFO or device); a symbolic link is
+    /// followed, and the part is the whole file it names.
     func appendPart(withFileURL fileURL: URL, name: String) throws
 
     /// Appends a file part with an explicit file name and MIME type. Throws when the URL
-    /// is not a file URL or cannot be read; the file is streamed in chunks when sent.
+    /// is not a file URL, cannot be read, or is not a regular file (a symbolic link is
+    /// followed); the file is streamed in chunks when sent.
     func appendPart(withFileURL fileURL: URL, name: String, fileName: String, mimeType: String) throws
 
     /// Appends `length` bytes read from `inputStream` as a file part.

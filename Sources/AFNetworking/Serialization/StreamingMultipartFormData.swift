@@ -32,19 +32,22 @@ final class StreamingMultipartFormData: MultipartFormData {
             throw requestSerializationError(code: NSURLErrorBadURL, description: "Expected URL to be a file URL")
         }
         let path = fileURL.path
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
-        } catch {
+        // Links followed, as reading the part will: the size announced is the target's.
+        let size: Int64
+        switch BodyFile.kind(atPath: path) {
+        case .failure(let error):
             throw requestSerializationError(code: NSURLErrorBadURL, description: "File URL not reachable.", underlying: error)
-        }
-        guard (attributes[.type] as? FileAttributeType) != .typeDirectory else {
+        case .success(.directory):
             throw requestSerializationError(code: NSURLErrorBadURL, description: "File URL is a directory.")
+        case .success(.other):
+            // A FIFO or device has no length to announce in the body's Content-Length.
+            throw requestSerializationError(code: NSURLErrorBadURL, description: "File URL is not a regular file.")
+        case .success(.regular(let length)):
+            size = length
         }
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw requestSerializationError(code: NSURLErrorNoPermissionsToReadFile, description: "File URL is not readable.")
         }
-        let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
         parts.append(MultipartBodyPart(headers: fileHeaders(name: name, fileName: fileName, mimeType: mimeType),
                                        source: .file(fileURL), bodyLength: size))
     }

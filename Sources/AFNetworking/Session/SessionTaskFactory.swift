@@ -62,7 +62,8 @@ struct SessionTaskFactory {
             // that turns it into a GET drops it, a 307/308 keeps it (and each
             // hop then reads the file again).
             prepared.httpBodyStream = InputStream(url: file) ?? InputStream(data: Data())
-            let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value
+            // Links followed (lstat gave a link's own length); only a regular file has a size.
+            let size = BodyFile.regularFileSize(atPath: file.path)
             expected = size ?? -1
             if let size, prepared.value(forHTTPHeaderField: "Content-Length") == nil {
                 prepared.setValue(String(size), forHTTPHeaderField: "Content-Length")

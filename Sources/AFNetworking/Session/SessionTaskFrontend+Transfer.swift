@@ -62,22 +62,28 @@ extension SessionTaskFrontend: RequestFrontend {
     /// `measuringLength`: the file as it is now — its current size is the
     /// `Content-Length` and exactly that many bytes are read (URLSession's
     /// rule), so a file that grew after the task was made is sent whole, not
-    /// refused. Otherwise the caller's `Content-Length` stands and the whole
-    /// file is read (a file of another length then fails the request).
+    /// refused; only a regular file has a size, so anything else fails.
+    /// Otherwise the caller's `Content-Length` stands and the whole file is
+    /// read (a file of another length then fails the request). A symbolic
+    /// link is followed: its target is measured and sent.
     static func request(_ request: URLRequest, streamingFrom file: URL, measuringLength: Bool = false) -> Result<URLRequest, NSError> {
-        var isDirectory: ObjCBool = false
         let unreadable = TransportErrors.make(NSURLErrorFileDoesNotExist, url: request.url, underlying: nil,
                                               description: "The file to upload does not exist or cannot be read: \(file.path).")
-        guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+        guard case .success(let kind) = BodyFile.kind(atPath: file.path),
               FileManager.default.isReadableFile(atPath: file.path) else { return .failure(unreadable) }
         var streaming = request
-        if measuringLength {
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value else {
-                return .failure(unreadable)
-            }
+        switch kind {
+        case .directory:
+            return .failure(unreadable)
+        case .other where measuringLength:
+            // stat(2) gives a FIFO or device no size: announced as 0, nothing of it would be sent.
+            let description = "The file to upload is not a regular file, so it has no length to send: \(file.path)."
+                + " Set a Content-Length to stream it."
+            return .failure(TransportErrors.make(NSURLErrorFileDoesNotExist, url: request.url, underlying: nil, description: description))
+        case .regular(let size) where measuringLength:
             streaming.setValue(String(size), forHTTPHeaderField: "Content-Length")
             streaming.httpBodyStream = FileSliceInputStream(path: file.path, length: size)
-        } else {
+        case .regular, .other:
             guard let stream = InputStream(url: file) else { return .failure(unreadable) }
             streaming.httpBodyStream = stream
         }

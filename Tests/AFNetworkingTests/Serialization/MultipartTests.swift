@@ -106,6 +106,61 @@ final class MultipartTests: XCTestCase {
         XCTAssertThrowsError(try serializer.multipartFormRequest(withMethod: "GET", urlString: "http://example.com", parameters: nil, constructingBodyWith: nil))
     }
 
+    /// A symbolic link is followed, as reading the part does: the part is the
+    /// whole target and the Content-Length counts all of it. (Sized with
+    /// lstat(2), the part was the link's own length: the body was cut short
+    /// to the first few dozen bytes of the file, without an error.)
+    func testALinkedFileIsSentWhole() throws {
+        let contents = Data((0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        let target = try file("target.bin", contents)
+        let link = directory.appendingPathComponent("link.bin")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        let form = StreamingMultipartFormData()
+        try form.appendPart(withFileURL: link, name: "f")
+        XCTAssertEqual(form.parts.first?.bodyLength, 1000, "the target's length, not the link's")
+
+        let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com/upload", parameters: nil) { form in
+            try form.appendPart(withFileURL: link, name: "file", fileName: "link.bin", mimeType: "application/octet-stream")
+        }
+        let body = drain(request.httpBodyStream)
+        XCTAssertEqual(request.value(forHTTPHeaderField: "Content-Length"), String(body.count))
+        let b = boundary(of: request)
+        let head = "--\(b)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"link.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+        XCTAssertEqual(body, Data(head.utf8) + contents + Data("\r\n--\(b)--\r\n".utf8))
+    }
+
+    /// What is not a regular file once links are followed is refused when the
+    /// part is appended: a link to a directory (it passed the directory check
+    /// and failed only while sending), a FIFO (its part was 0 bytes long) and
+    /// a link to nothing.
+    func testALinkToADirectoryAFIFOAndADanglingLinkAreRefused() throws {
+        let folder = directory.appendingPathComponent("folder")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let toFolder = directory.appendingPathComponent("folder-link")
+        try FileManager.default.createSymbolicLink(at: toFolder, withDestinationURL: folder)
+        let fifo = directory.appendingPathComponent("fifo")
+        XCTAssertEqual(mkfifo(fifo.path, 0o600), 0, "mkfifo: errno \(errno)")
+        let dangling = directory.appendingPathComponent("dangling")
+        try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: directory.appendingPathComponent("gone").path)
+
+        let form = StreamingMultipartFormData()
+        let linked = assertThrowsNSError(try form.appendPart(withFileURL: toFolder, name: "f"))
+        XCTAssertEqual(linked?.domain, AFURLRequestSerializationErrorDomain)
+        XCTAssertEqual(linked?.code, NSURLErrorBadURL)
+        XCTAssertEqual(linked?.localizedDescription, "File URL is a directory.")
+        let special = assertThrowsNSError(try form.appendPart(withFileURL: fifo, name: "f"))
+        XCTAssertEqual(special?.domain, AFURLRequestSerializationErrorDomain)
+        XCTAssertEqual(special?.code, NSURLErrorBadURL)
+        XCTAssertEqual(special?.localizedDescription, "File URL is not a regular file.")
+        let nothing = assertThrowsNSError(try form.appendPart(withFileURL: dangling, name: "f"))
+        XCTAssertEqual(nothing?.domain, AFURLRequestSerializationErrorDomain)
+        XCTAssertEqual(nothing?.code, NSURLErrorBadURL)
+        XCTAssertTrue(form.parts.isEmpty)
+        XCTAssertThrowsError(try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
+            try form.appendPart(withFileURL: toFolder, name: "f")
+        })
+    }
+
     func testFilesAreStreamedOneChunkAtATime() throws {
         var contents = Data(count: 1 << 20)
         for index in stride(from: 0, to: contents.count, by: 997) { contents[index] = UInt8(index % 251) }
