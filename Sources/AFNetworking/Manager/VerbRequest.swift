@@ -99,27 +99,3 @@ extension HTTPSessionManager {
         try VerbRequest.build(requestSerializer, baseURL: baseURL, method: method, URLString: URLString, parameters: parameters, headers: headers)
     }
 }
-
-/// Per-call header fields are checked before the request is built: a CR, LF
-/// or NUL in a value would let it smuggle in another field or a second
-/// request, and a name that is not an RFC 9110 token is no field name.
-enum HeaderFieldValidation {
-    /// Throws `NSURLErrorBadURL` in `NSURLErrorDomain` naming the field (the
-    /// error the transport gives a request carrying such a field).
-    static func check(_ headers: [String: String]?, url: URL?) throws {
-        for (name, value) in headers ?? [:] {
-            let badName = name.isEmpty || !name.utf8.allSatisfy(ResponseHead.isFieldNameCharacter)
-            let badValue = value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
-            guard badName || badValue else { continue }
-            let printable = name.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
-            var info: [String: Any] = [
-                NSLocalizedDescriptionKey: "The request header field \"\(printable)\" has an invalid \(badName ? "name (not a token)" : "value (a CR, LF or NUL character)"); nothing was sent.",
-            ]
-            if let url {
-                info[NSURLErrorFailingURLErrorKey] = url
-                info["NSErrorFailingURLStringKey"] = url.absoluteString
-            }
-            throw NSError(domain: NSURLErrorDomain, code: NSURLErrorBadURL, userInfo: info)
-        }
-    }
-}

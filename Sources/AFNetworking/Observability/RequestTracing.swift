@@ -182,6 +182,6 @@ struct HeaderInjector: Injector {
     /// (a token name, a value without CR, LF or NUL): a tracer cannot split
     /// the request.
     static func isSendable(name: String, value: String) -> Bool {
-        RequestValidation.isToken(name) && !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+        RequestValidation.isToken(name) && RequestValidation.isFieldValue(value)
     }
 }

@@ -7,11 +7,12 @@ extension HTTPRequestSerializer {
     /// What the body serializers (JSON, property list) share: default headers,
     /// the parameters checked (`invalid` says why they cannot be written, or
     /// nil) and encoded as the body, and a Content-Type unless the caller set one.
-    /// Bad parameters throw in `AFURLRequestSerializationErrorDomain`.
+    /// Bad parameters throw in `AFURLRequestSerializationErrorDomain`; a default header
+    /// that cannot be sent throws `NSURLErrorBadURL` in `NSURLErrorDomain`.
     func requestWithBody(_ request: URLRequest, parameters: Any?, contentType: String, format: String,
                          invalid: (Any) -> String?, encode: (Any) throws -> Data) throws -> URLRequest {
         var mutableRequest = request
-        applyDefaultHeaders(to: &mutableRequest)
+        try applyDefaultHeaders(to: &mutableRequest)
         guard let parameters else { return mutableRequest }
         if let reason = invalid(parameters) {
             throw requestSerializationError(code: NSURLErrorCannotDecodeRawData,

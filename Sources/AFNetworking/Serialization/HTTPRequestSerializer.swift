@@ -108,6 +108,9 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     // MARK: Headers
 
     /// Sets a default header; nil removes it. Field names match case-insensitively, as HTTP's do.
+    /// A value holding CR, LF or NUL, or a name that is not an RFC 9110 token, is kept, and
+    /// building a request that would carry it throws `NSURLErrorBadURL` naming the field
+    /// (corelibs' `URLRequest` would drop such a value, and the request go out without it).
     open func setValue(_ value: String?, forHTTPHeaderField field: String) {
         state.withLock { state in
             if let existing = Self.storedHeaderKey(for: field, in: state.httpRequestHeaders) {
@@ -188,8 +191,9 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     /// Throws `NSURLErrorBadURL` in `AFURLRequestSerializationErrorDomain` for an invalid URL string,
     /// and `NSURLErrorCannotDecodeRawData` in that domain for parameters with no query-string form
     /// (not a dictionary, array or set, or a leaf such as a struct whose text would be its `description`).
-    /// A method that is not an RFC 9110 token (a CR, LF or space in it) throws `NSURLErrorBadURL` in
-    /// `NSURLErrorDomain`, the error the transport gives such a request.
+    /// A method that is not an RFC 9110 token (a CR, LF or space in it), and a default header that
+    /// cannot be sent (a CR, LF or NUL in its value, or a name that is not a token), throw
+    /// `NSURLErrorBadURL` in `NSURLErrorDomain` naming it, the error the transport gives such a request.
     open func request(withMethod method: String, urlString: String, parameters: Any?) throws -> URLRequest {
         guard let url = URL(string: urlString) else {
             throw requestSerializationError(code: NSURLErrorBadURL, description: "Invalid URL string: \(urlString)")
@@ -220,9 +224,16 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
         request.httpShouldUsePipelining = value
     }
 
-    /// Copies the default headers the request does not already set.
-    func applyDefaultHeaders(to request: inout URLRequest) {
+    /// Copies the default headers the request does not already set. One that
+    /// cannot be sent as it is (a CR, LF or NUL in its value, a name that is
+    /// not a token) throws `NSURLErrorBadURL` naming it: corelibs'
+    /// `URLRequest.setValue` would drop it without a word, and the request
+    /// would go out without it (`"Bearer token\n"`: no Authorization at all).
+    func applyDefaultHeaders(to request: inout URLRequest) throws {
         for (field, value) in httpRequestHeaders where request.value(forHTTPHeaderField: field) == nil {
+            if let problem = HeaderFieldValidation.problem(name: field, value: value, url: request.url, role: "default header field") {
+                throw problem
+            }
             request.setValue(value, forHTTPHeaderField: field)
         }
     }
@@ -233,9 +244,11 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     }
 
     /// Applies default headers, then encodes `parameters` into the URL query or a form body.
+    /// A default header that cannot be sent (see `setValue(_:forHTTPHeaderField:)`) throws
+    /// `NSURLErrorBadURL` in `NSURLErrorDomain` naming the field.
     open func requestBySerializingRequest(_ request: URLRequest, withParameters parameters: Any?) throws -> URLRequest {
         var mutableRequest = request
-        applyDefaultHeaders(to: &mutableRequest)
+        try applyDefaultHeaders(to: &mutableRequest)
 
         var query: String?
         if let parameters = parameters {

@@ -67,6 +67,13 @@ package enum RequestValidation {
         !text.isEmpty && text.utf8.allSatisfy(ResponseHead.isFieldNameCharacter)
     }
 
+    /// Whether `value` can be sent as a header field's value as it is: a CR
+    /// or LF would end the field line (and start another field, or a second
+    /// request), and a NUL ends a C string early.
+    package static func isFieldValue(_ value: String) -> Bool {
+        !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+
     /// `text` with control characters spelled as `\u{…}`, for an error message.
     package static func printable(_ text: String) -> String {
         text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
@@ -79,7 +86,7 @@ package enum RequestValidation {
     package static func headerProblem(in request: URLRequest, url: URL?) -> NSError? {
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
             let badName = name.isEmpty || name.utf8.contains { $0 <= 0x20 || $0 == UInt8(ascii: ":") || $0 == 0x7F }
-            let badValue = value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+            let badValue = !isFieldValue(value)
             if badName || badValue {
                 let printable = name.unicodeScalars.map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
                 let what = badName ? "name" : "value"

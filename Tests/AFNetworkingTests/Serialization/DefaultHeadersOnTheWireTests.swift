@@ -37,4 +37,29 @@ final class DefaultHeadersOnTheWireTests: OperationTestCase {
         XCTAssertNil(headers.language)
         XCTAssertNil(headers.agent)
     }
+
+    /// A default corelibs would drop (a line break in its value) fails the
+    /// verb before anything is sent, rather than the request going out
+    /// without the field; set right, it reaches the server.
+    func testAnUnsendableDefaultFailsTheVerbAndNothingIsSent() async throws {
+        let seen = Locked<[String?]>([])
+        server.route("/auth") { request in
+            seen.withLock { $0.append(request.headers.first(name: "Authorization")) }
+            return [.head(status: 200, headers: [("Content-Length", "0")]), .end]
+        }
+        let manager = HTTPSessionManager(baseURL: server.baseURL)
+        defer { manager.invalidateSessionCancelingTasks(true) }
+        manager.requestSerializer.setValue("Bearer token\n", forHTTPHeaderField: "Authorization")
+        do {
+            _ = try await manager.get("auth")
+            XCTFail("sent")
+        } catch {
+            XCTAssertEqual((error as NSError).domain, NSURLErrorDomain)
+            XCTAssertEqual((error as NSError).code, NSURLErrorBadURL)
+        }
+        XCTAssertEqual(server.requests.count, 0, "nothing was sent")
+        manager.requestSerializer.setValue("Bearer token", forHTTPHeaderField: "Authorization")
+        _ = try await manager.get("auth")
+        XCTAssertEqual(seen.value, ["Bearer token"])
+    }
 }
