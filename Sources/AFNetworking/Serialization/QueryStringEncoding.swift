@@ -122,7 +122,8 @@ enum QueryStringEncoding {
     }
 
     /// The text 2.7 would get from `-description`: numbers as an `NSNumber` prints them
-    /// (`true` → `1`, `2.0` → `2`), strings unchanged, URLs as their absolute string.
+    /// (`true` → `1`, `2.0` → `2`, a `Decimal` with all its digits), strings unchanged,
+    /// URLs as their absolute string.
     static func describe(_ value: Any) -> String {
         if type(of: value) == AnyHashable.self, let hashable = value as? AnyHashable {
             return describe(hashable.base)
@@ -133,6 +134,8 @@ enum QueryStringEncoding {
         case let bool as Bool where type(of: value) == Bool.self: return bool ? "1" : "0"
         case let double as Double where type(of: value) == Double.self: return describe(double: double)
         case let float as Float where type(of: value) == Float.self: return describe(float: float)
+        // Before NSNumber: a Decimal bridges to an NSDecimalNumber, whose digits `describe(number:)` keeps too.
+        case let decimal as Decimal where type(of: value) == Decimal.self: return decimal.description
         case let number as NSNumber: return describe(number: number)
         case let url as URL: return url.absoluteString
         case let data as Data: return describe(data: data)
@@ -142,11 +145,24 @@ enum QueryStringEncoding {
     }
 
     private static func describe(number: NSNumber) -> String {
+        // Its objCType is "d", but its digits are exact: through Double, 12345678901234567.89
+        // would lose its last ones.
+        if let decimal = number as? NSDecimalNumber { return decimal.decimalValue.description }
         let type = String(cString: number.objCType)
         if type == "f" { return describe(float: number.floatValue) }
         if type == "d" { return describe(double: number.doubleValue) }
-        if type == "c" || type == "B" { return number.boolValue ? "1" : "0" }
+        if type == "B" || isBoolean(number) { return number.boolValue ? "1" : "0" }
+        // "c" is also an Int8's (and a char's): 42, not a truthy "1".
+        if type == "c" { return String(number.int8Value) }
         return number.stringValue
+    }
+
+    /// Whether `number` is a boolean: `NSNumber(value: true)`, a bridged `Bool`, a JSON or
+    /// property-list `true`. Their objCType is "c", an `Int8`'s too (corelibs keeps it so
+    /// for archiving); what sets them apart is that they are the two CFBoolean singletons,
+    /// which `NSNumber(value:)` hands out for a `Bool` every time.
+    private static func isBoolean(_ number: NSNumber) -> Bool {
+        number === NSNumber(value: true) || number === NSNumber(value: false)
     }
 
     /// Integral doubles print without a fraction, as `NSNumber` does ("2", not "2.0").

@@ -22,6 +22,24 @@ final class QueryStringEncodingTests: XCTestCase {
         XCTAssertEqual(query(["nb": NSNumber(value: true), "nd": NSNumber(value: 1.0), "ni": NSNumber(value: 9)]), "nb=1&nd=1&ni=9")
     }
 
+    /// An `Int8` is its number, not a boolean: its NSNumber's objCType is "c",
+    /// as a `Bool`'s is on Linux, and `Int8(42)` was sent as "1". A `Decimal`
+    /// keeps all its digits: through `Double` it lost the last ones.
+    func testInt8AndDecimalKeepTheirValues() throws {
+        let decimal = try XCTUnwrap(Decimal(string: "12345678901234567.89"))
+        let parameters: [String: Any] = ["n": Int8(42), "b": true, "d": decimal]
+        let expected = "b=1&d=12345678901234567.89&n=42"
+        XCTAssertEqual(query(parameters), expected)
+        XCTAssertEqual(query(["n": NSNumber(value: Int8(42)), "m": NSNumber(value: Int8(-7)), "o": NSNumber(value: Int8(1)),
+                              "t": NSNumber(value: true), "f": NSNumber(value: false)]), "f=0&m=-7&n=42&o=1&t=1")
+        XCTAssertEqual(query(["d": NSDecimalNumber(decimal: decimal)]), "d=12345678901234567.89")
+
+        let serializer = HTTPRequestSerializer()
+        XCTAssertEqual(try serializer.request(withMethod: "GET", urlString: "http://127.0.0.1/q", parameters: parameters).url?.query, expected)
+        let form = try serializer.request(withMethod: "POST", urlString: "http://127.0.0.1/q", parameters: parameters)
+        XCTAssertEqual(form.httpBody.flatMap { String(data: $0, encoding: .utf8) }, expected)
+    }
+
     /// A `Float` prints in its own precision, as NSNumber's description does in 2.7.
     func testFloatsPrintAsNSNumberDoes() throws {
         XCTAssertEqual(query(["f": Float(0.1)]), "f=0.1")
