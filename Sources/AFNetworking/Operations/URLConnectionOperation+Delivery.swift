@@ -56,19 +56,28 @@ extension URLConnectionOperation: RequestFrontend {
     /// their own locks and call back into `isReady`/`isFinished`), and posts
     /// the 2.7 start/finish notifications.
     func announce(_ change: PhaseChange) {
-        // Leaving `ready` is not announced: swift-corelibs-foundation answers
-        // a change of isReady by rescheduling the whole queue, which matters
-        // only when an operation becomes ready (and is wasted on every start).
-        let leaving = change.before == .ready ? nil : change.before.keyPath
+        // Leaving `ready` for a start is not announced: the queue that starts
+        // an operation no longer looks at its isReady, so the observer's
+        // re-read would be wasted on every start. A pause before the start is
+        // (as 2.7 announced both keys of every change): swift-corelibs-foundation's
+        // queue caches isReady and re-reads it only when told, so unannounced
+        // it would start the paused operation, which would then hold one of
+        // the queue's executing slots until resumed.
+        let leaving = change.before == .ready && change.after != .paused ? nil : change.before.keyPath
         if change.after == .finished {
             settings.withLock { $0.startingQueue = nil }
             // Cancelled before its dependencies finished: they still point at it.
             if isCancelled { DependencyLifetime.hold(untilDependenciesFinish: self) }
         }
+        // The observer of isReady reads it back; that read is not a queue
+        // taking the operation in (see `result()`), as for a dependency edit.
+        let touchesReady = change.after == .ready || (change.before == .ready && leaving != nil)
+        if touchesReady { dependencyEdits.wrappingAdd(1, ordering: .relaxed) }
         willChangeValue(forKey: change.after.keyPath)
         if let leaving { willChangeValue(forKey: leaving) }
         if let leaving { didChangeValue(forKey: leaving) }
         didChangeValue(forKey: change.after.keyPath)
+        if touchesReady { dependencyEdits.wrappingSubtract(1, ordering: .relaxed) }
         if change.after == .executing {
             MainQueueNotifier.shared.post(.AFNetworkingOperationDidStart, object: self, marks: .begins)
         } else if change.before == .executing {

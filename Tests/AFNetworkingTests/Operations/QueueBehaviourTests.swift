@@ -123,6 +123,47 @@ final class QueueBehaviourTests: OperationTestCase {
         XCTAssertEqual(log.all, ["8", "4", "0", "-4", "-8"])
     }
 
+    /// An operation paused while its queue still holds it waiting is no
+    /// longer ready, and the queue is told (2.7 announced isReady with
+    /// isPaused): the queue passes over it instead of starting it, where it
+    /// held the only executing slot until resumed, and starts it once it is
+    /// resumed.
+    func testAQueuedOperationPausedBeforeItStartedLeavesTheSlotToTheNext() {
+        let released = Locked(false)
+        server.route("/a") { _ in
+            [.waitUntil({ released.value }, timeout: 10), .head(status: 200, headers: [("Content-Length", "1")]), .body(Data("a".utf8)), .end]
+        }
+        server.respond("/b", body: Data("b".utf8))
+        server.respond("/c", body: Data("c".utf8))
+        let log = Log()
+        let operations = ["a", "b", "c"].map { name -> HTTPRequestOperation in
+            let operation = HTTPRequestOperation(request: request("/\(name)"))
+            operation.completionQueue = DispatchQueue.global()
+            operation.setCompletionBlockWithSuccess({ _, _ in log.add(name) }, failure: { _, _ in log.add("\(name) failed") })
+            return operation
+        }
+        let (a, b, c) = (operations[0], operations[1], operations[2])
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.addOperations(operations, waitUntilFinished: false)
+        XCTAssertTrue(spin(until: { a.isExecuting }), "A holds the only slot, its answer held back")
+        b.pause()
+        XCTAssertTrue(b.isPaused)
+        released.value = true
+        XCTAssertTrue(spin(until: { c.isFinished }, timeout: 15), "C did not run: the paused B held the slot")
+        XCTAssertTrue(a.isFinished)
+        XCTAssertTrue(b.isPaused)
+        XCTAssertFalse(b.isExecuting)
+        XCTAssertFalse(b.isFinished)
+        XCTAssertFalse(server.requests.contains { $0.uri == "/b" }, "a paused operation sends nothing")
+        XCTAssertEqual(log.all, ["a", "c"])
+        b.resume()
+        XCTAssertTrue(spin(until: { b.isFinished }, timeout: 15), "resumed, B runs")
+        XCTAssertNil(b.error)
+        XCTAssertEqual(log.all, ["a", "c", "b"])
+        XCTAssertTrue(spin(until: { queue.operationCount == 0 }))
+    }
+
     func testCompletionBlockRunsOnceOnCompletionQueueAfterSuccess() {
         server.respond("/c", body: Data("c".utf8))
         let log = Log()
