@@ -565,6 +565,8 @@ final class RequestDriver: @unchecked Sendable {
     /// The outcome once the output is final (completion work running or done).
     var finalOutcome: TransferStateMachine.Outcome? { core.withLock { $0.machine.finalOutcome } }
     var entityBytesInOutput: Int64 { core.withLock { $0.machine.entityBytesInOutput } }
+    /// The head of the entity in the output and its bytes there, in one step.
+    var entityInOutput: (head: ReceivedResponse?, bytes: Int64) { core.withLock { $0.machine.entityInOutput } }
     var expectedEntityLength: Int64 { core.withLock { $0.machine.expectedEntityLength } }
 
     /// The protection space and failure count of the pending challenge with `token`.

@@ -81,12 +81,14 @@ extension TransferStateMachine {
                 journey.output.responseBeforeResume = nil
                 journey.output.entityBytes = offset
                 journey.output.expectedLength = ResumeRules.completeLength(of: response) ?? -1
+                journey.output.entityHead = response
             case .restart:
                 hop.route = .output
                 restartOutput = true
                 journey.output.streamHoldsStaleBytes = false
                 journey.output.restart()
                 journey.output.expect(response.expectedContentLength)
+                journey.output.entityHead = response
             case .alreadyComplete:
                 hop.route = .discard
                 journey.output.entityBytes = offset
@@ -113,6 +115,7 @@ extension TransferStateMachine {
                 journey.output.restart()
             }
             journey.output.expect(response.expectedContentLength)
+            journey.output.entityHead = response
         }
         state = .running(journey, hop)
         return .proceed(hop.route, restartOutput: restartOutput)
@@ -165,6 +168,7 @@ extension TransferStateMachine {
                 journey.output.restart()
                 journey.output.expectedLength = response.expectedContentLength
                 journey.output.entityBytes = Int64(held.count + bytes.count)
+                journey.output.entityHead = response
                 let progress = Progress(bytes: held.count + bytes.count, total: journey.output.entityBytes,
                                         expected: journey.output.expectedLength)
                 state = .running(journey, hop)

@@ -130,6 +130,11 @@ struct TransferStateMachine {
         /// replaces (a resume without `Range`): the next entity's head tells
         /// it to start over, before its first byte.
         var streamHoldsStaleBytes = false
+        /// The head of the entity whose bytes these are, once one arrived
+        /// (nil before, and from a restart until the next one): what a pause
+        /// asks the rest of. Until then a request's `Range` is left as it is
+        /// (a restart-proof download's stream already holds the bytes before it).
+        var entityHead: ReceivedResponse?
 
         init(inMemory: Bool) { memory = inMemory ? Data() : nil }
     }
@@ -475,6 +480,18 @@ struct TransferStateMachine {
         }
     }
 
+    /// The head of the entity in the output and its bytes there, while the
+    /// request runs or is paused (nil, 0: no head of it has arrived).
+    var entityInOutput: (head: ReceivedResponse?, bytes: Int64) {
+        switch state {
+        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey, _),
+             .waitingToRetry(let journey, _), .adapting(let journey, _), .decidingRetry(let journey, _, _):
+            return (journey.output.entityHead, journey.output.entityBytes)
+        case .waiting, .pausedBeforeStart, .delivering, .completing, .finished, .modifying:
+            return (nil, 0)
+        }
+    }
+
     /// Bytes of the entity in the output (what a ranged resume skips).
     var entityBytesInOutput: Int64 {
         switch state {
@@ -605,6 +622,7 @@ extension TransferStateMachine.Output {
     mutating func restart() {
         if memory != nil { memory = Data() }
         entityBytes = 0
+        entityHead = nil
     }
 
     /// The most a memory output reserves ahead for a length its head

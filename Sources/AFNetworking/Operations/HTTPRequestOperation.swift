@@ -206,10 +206,18 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
     /// How a request asks for the rest: from the bytes already received, and
     /// only if the entity is still the one they came from. Read while paused,
     /// when those bytes no longer change.
+    ///
+    /// Before the head of an entity has arrived (paused before the start, or
+    /// before the first answer) the request stays exactly as it is: the
+    /// `Range` it carries still names what is wanted — a restart-proof
+    /// download's, whose partial file already holds the bytes before that
+    /// offset (2.7 too resumed from its output stream's offset), or the
+    /// caller's own. Stripped, the server would send the whole entity, and it
+    /// would be written after those bytes.
     private func continuation() -> @Sendable (inout URLRequest) -> Void {
-        let offset = bytesWrittenToOutput
-        let response = self.response
-        guard ResumeRules.canContinue(contentEncoding: response?.value(forHTTPHeaderField: "Content-Encoding")) else {
+        let (head, offset) = driver.entityInOutput
+        guard let head else { return { _ in } }
+        guard ResumeRules.canContinue(head) else {
             // Decoded bytes in the output, a Range counts coded ones: resume starts over.
             return { request in
                 request.setValue(nil, forHTTPHeaderField: "Range")
@@ -219,9 +227,11 @@ open class HTTPRequestOperation: URLConnectionOperation, @unchecked Sendable {
         // If-Range with the (strong) ETag, else (beyond 2.7) with
         // Last-Modified, so a changed entity is sent whole instead of spliced.
         // Without either, nothing could tell a changed entity apart: the
-        // resume starts over (2.7 appended whatever came).
-        guard let validator = ResumeRules.ifRangeValidator(etag: response?.value(forHTTPHeaderField: "ETag"),
-                                                           lastModified: response?.value(forHTTPHeaderField: "Last-Modified")) else {
+        // resume starts over (2.7 appended whatever came). Read from the
+        // entity's own head, not from `response`: a redirect followed since
+        // may have replaced that.
+        guard let validator = ResumeRules.ifRangeValidator(etag: head.value(forField: "etag"),
+                                                           lastModified: head.value(forField: "last-modified")) else {
             return { request in
                 request.setValue(nil, forHTTPHeaderField: "Range")
                 request.setValue(nil, forHTTPHeaderField: "If-Range")

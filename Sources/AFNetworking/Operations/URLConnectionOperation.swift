@@ -214,7 +214,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
 
     // MARK: - Request and response
 
-    /// The request to send. `pause()` rewrites it with `Range` / `If-Range`.
+    /// The request to send. An `HTTPRequestOperation`'s `pause()` rewrites it
+    /// with `Range` / `If-Range` once the entity's head has arrived (paused
+    /// before that, it stays as it was).
     public internal(set) var request: URLRequest {
         get { settings[\.request] } set { settings.set(\.request, to: newValue) }
     }

@@ -161,6 +161,25 @@ final class TransferStateMachineTests: XCTestCase {
         XCTAssertNil(outcome?.error)
     }
 
+    /// What a pause asks the rest of: nothing until the head of an entity
+    /// arrived (a redirect's head is not one), so a request's own `Range`
+    /// is left as it was.
+    func testTheEntityInTheOutputIsKnownOnlyOnceItsHeadArrived() {
+        var machine = started()
+        XCTAssertNil(machine.entityInOutput.head)
+        let question = redirect(&machine, tag: 1, to: "http://127.0.0.1:9/next")
+        XCTAssertEqual(hop(machine.redirectDecided(token: question.token, question.proposed))?.tag, 2)
+        _ = machine.pause()
+        XCTAssertNil(machine.entityInOutput.head, "a redirect's head is not the entity's")
+        XCTAssertEqual(machine.entityInOutput.bytes, 0)
+        XCTAssertEqual(hop(machine.resume(with: get(), bodyInMemory: true))?.tag, 3)
+        _ = machine.headReceived(3, head(200, ["Content-Length": "100", "ETag": "\"e\""]))
+        _ = machine.bodyReceived(3, bytes(40))
+        _ = machine.pause()
+        XCTAssertEqual(machine.entityInOutput.head?.value(forField: "etag"), "\"e\"")
+        XCTAssertEqual(machine.entityInOutput.bytes, 40)
+    }
+
     func testA200ToAResumedRequestRestartsTheOutput() {
         var machine = pausedAfter(bytes: 40)
         _ = machine.resume(with: ranged(from: 40), bodyInMemory: true)

@@ -10,23 +10,6 @@ import XCTest
 /// finalised: the server's `416` with `bytes */N` equal to the offset means
 /// done, not failed.
 final class ResumableCompleteTests: OperationTestCase {
-    /// A destination whose `.partial` file holds `bytes` and whose sidecar
-    /// names `request`'s URL, ETag "v1" and `expectedLength`, as an earlier
-    /// run left them; all three are removed after the test.
-    private func leftByAnEarlierRun(_ request: URLRequest, _ name: String, holding bytes: Data,
-                                    expectedLength: Int) throws -> (destination: URL, partial: URL, sidecar: URL) {
-        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("afn-\(name)-\(UUID().uuidString).bin")
-        let partial = URL(fileURLWithPath: destination.path + ".partial")
-        let sidecar = URL(fileURLWithPath: destination.path + ".partial.json")
-        addTeardownBlock {
-            for url in [destination, partial, sidecar] { try? FileManager.default.removeItem(at: url) }
-        }
-        try bytes.write(to: partial)
-        let record = ["url": request.url!.absoluteString, "etag": "\"v1\"", "expectedLength": expectedLength] as [String: Any]
-        try JSONSerialization.data(withJSONObject: record).write(to: sidecar)
-        return (destination, partial, sidecar)
-    }
-
     func testACompletePartialFileIsFinalisedOnA416() throws {
         let entity = Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let request = request("/entity")

@@ -73,6 +73,24 @@ class OperationTestCase: XCTestCase {
         return (operation, outcome)
     }
 
+    /// A destination whose `.partial` file holds `bytes` and whose sidecar
+    /// names `request`'s URL, ETag "v1" and `expectedLength`, as an earlier
+    /// run of a restart-proof download left them; all three are removed after
+    /// the test.
+    func leftByAnEarlierRun(_ request: URLRequest, _ name: String, holding bytes: Data,
+                            expectedLength: Int) throws -> (destination: URL, partial: URL, sidecar: URL) {
+        let destination = FileManager.default.temporaryDirectory.appendingPathComponent("afn-\(name)-\(UUID().uuidString).bin")
+        let partial = URL(fileURLWithPath: destination.path + ".partial")
+        let sidecar = URL(fileURLWithPath: destination.path + ".partial.json")
+        addTeardownBlock {
+            for url in [destination, partial, sidecar] { try? FileManager.default.removeItem(at: url) }
+        }
+        try bytes.write(to: partial)
+        let record = ["url": request.url!.absoluteString, "etag": "\"v1\"", "expectedLength": expectedLength] as [String: Any]
+        try JSONSerialization.data(withJSONObject: record).write(to: sidecar)
+        return (destination, partial, sidecar)
+    }
+
     /// Spins the main run loop (bounded) until `condition` holds.
     func spin(until condition: () -> Bool, timeout: TimeInterval = 10) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
