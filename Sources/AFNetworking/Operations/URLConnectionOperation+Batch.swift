@@ -4,14 +4,20 @@ import Synchronization
 
 extension URLConnectionOperation {
     /// Groups operations into a batch: returns them plus one final operation
-    /// that depends on all of them. Enqueue the whole array.
+    /// that depends on all of them. Enqueue the whole array, less any
+    /// operation that has already finished (a queue refuses those; the batch
+    /// counts them at once).
     ///
-    /// `progressBlock` runs after each operation's own completion, with 1…N
-    /// finished; `completionBlock` runs on the main queue after every
-    /// operation's completion work (success/failure, completion block and
-    /// progress) has returned. It always comes, also when the batch is
-    /// cancelled (unlike 2.x, whose final block operation then never ran):
-    /// each operation's `isCancelled` and `error` say what was cancelled.
+    /// `progressBlock` runs on each operation's completion queue (nil: the
+    /// main queue) once the operation has finished, after the operation's
+    /// own completion block, with 1…N finished; `completionBlock` runs on the
+    /// main queue after every operation's completion work (success/failure,
+    /// completion block and progress) has returned. It always comes, also
+    /// when the batch is cancelled (unlike 2.x, whose final block operation
+    /// then never ran): each operation's `isCancelled` and `error` say what
+    /// was cancelled. Set an operation's own `completionBlock` before
+    /// batching it: the batch takes it over, to run it before the progress
+    /// report (one set later runs on its own, as an unbatched one does).
     @preconcurrency
     public static func batch(ofRequestOperations operations: [URLConnectionOperation],
                              progressBlock: (@Sendable (_ numberOfFinishedOperations: Int, _ totalNumberOfOperations: Int) -> Void)?,
@@ -22,32 +28,61 @@ extension URLConnectionOperation {
     /// As `batch(ofRequestOperations:progressBlock:completionBlock:)`, with
     /// `completionBlock` run on `completionQueue` (nil: the main queue), so a
     /// program that does not serve the main queue still learns that the batch
-    /// has finished.
+    /// has finished (give its operations a `completionQueue` too: their
+    /// progress reports go there).
     @preconcurrency
     public static func batch(ofRequestOperations operations: [URLConnectionOperation],
                              progressBlock: (@Sendable (_ numberOfFinishedOperations: Int, _ totalNumberOfOperations: Int) -> Void)?,
                              completionQueue: DispatchQueue?,
                              completionBlock: (@Sendable ([URLConnectionOperation]) -> Void)?) -> [Operation] {
+        makeBatch(of: operations, progressBlock: progressBlock, reportsOffTheMainQueue: false,
+                  completionQueue: completionQueue, completionBlock: completionBlock)
+    }
+
+    /// Both forms' batch. Each operation's part — its own completion block,
+    /// then the progress report — follows its finishing (`whenFinished`),
+    /// which an operation that has already finished reports at once: a
+    /// completion block installed on that one would never run, and the batch
+    /// would wait for ever. The part runs on the operation's completion queue,
+    /// as in 2.7, inside the batch's group; `reportsOffTheMainQueue`: a report
+    /// that would go to the main queue goes to a serial queue of the batch's
+    /// instead (the operation's own block still runs where it says).
+    static func makeBatch(of operations: [URLConnectionOperation],
+                          progressBlock: (@Sendable (_ numberOfFinishedOperations: Int, _ totalNumberOfOperations: Int) -> Void)?,
+                          reportsOffTheMainQueue: Bool, completionQueue: DispatchQueue?,
+                          completionBlock: (@Sendable ([URLConnectionOperation]) -> Void)?) -> [Operation] {
         let queue = completionQueue ?? .main
         guard !operations.isEmpty else {
             return [BatchCompletionOperation { queue.async { completionBlock?([]) } }]
         }
         let group = DispatchGroup()
         let counter = BatchCounter(total: operations.count)
+        // Serial, so the reports still come one at a time, in order, as on the main queue.
+        let reports = reportsOffTheMainQueue ? DispatchQueue(label: "com.alamofire.networking.batch.progress") : nil
         let batchOperation = BatchCompletionOperation {
             group.notify(queue: queue) { completionBlock?(operations) }
         }
         for operation in operations {
             operation.completionGroup = group
-            let original = operation.completionBlock
+            // Taken now rather than when the operation finishes: Foundation
+            // runs the block on a schedule of its own, which could put it
+            // after the report it must precede.
+            let own = operation.takeCompletionBlock()
             group.enter()
-            // Installed through the 2.7-compatible setter, so it runs on the
-            // operation's completion queue inside the batch's group.
-            operation.completionBlock = {
-                original?()
-                let finished = counter.increment()
-                progressBlock?(finished, counter.total)
-                group.leave()
+            operation.whenFinished { [unowned operation] in
+                let report: @Sendable () -> Void = {
+                    let finished = counter.increment()
+                    progressBlock?(finished, counter.total)
+                    group.leave()
+                }
+                let ownQueue = operation.effectiveCompletionQueue
+                let elsewhere = MainQueueWork.isMain(ownQueue) ? reports : nil
+                guard let own else { return MainQueueWork.async(on: elsewhere ?? ownQueue, group: group, report) }
+                MainQueueWork.async(on: ownQueue, group: group) {
+                    own()
+                    // Still inside the group: the batch cannot complete in between.
+                    if let elsewhere { MainQueueWork.async(on: elsewhere, group: group, report) } else { report() }
+                }
             }
             batchOperation.addDependency(operation)
         }

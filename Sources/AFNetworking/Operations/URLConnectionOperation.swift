@@ -460,6 +460,18 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         }
     }
 
+    /// Takes the operation's own completion block over (nil when there is
+    /// none, or it has already been handed to its queue): Foundation's call
+    /// then finds nothing to run, and the taker runs it (a batch, before its
+    /// progress report). Taken under the lock Foundation's call takes it
+    /// under, so it runs once either way.
+    func takeCompletionBlock() -> (@Sendable () -> Void)? {
+        settings.withLock { settings in
+            defer { settings.completionBlock = nil }
+            return settings.completionBlock
+        }
+    }
+
     /// Starts the transfer (a second call, or a call while dependencies are
     /// pending, does nothing). An operation cancelled before it started
     /// finishes at once with `NSURLErrorCancelled`.

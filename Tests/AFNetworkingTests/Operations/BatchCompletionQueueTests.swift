@@ -7,7 +7,9 @@ import XCTest
 
 /// `batch(ofRequestOperations:progressBlock:completionQueue:completionBlock:)`:
 /// the batch's completion runs on the queue given, with the main thread
-/// blocked the whole time (so it cannot have gone through the main queue).
+/// blocked the whole time (so it cannot have gone through the main queue);
+/// the awaited batch needs no main queue at all; and an operation that has
+/// already finished counts at once.
 final class BatchCompletionQueueTests: OperationTestCase {
     func testTheCompletionRunsOnTheGivenQueueWithoutTheMainQueue() throws {
         server.respond("/b", body: Data("x".utf8))
@@ -59,5 +61,57 @@ final class BatchCompletionQueueTests: OperationTestCase {
         }
         OperationQueue().addOperations(mainBatch, waitUntilFinished: false)
         wait(for: [onMain], timeout: 20)
+    }
+
+    /// An operation that had already finished counts at once: the completion
+    /// block a batch used to install on it never ran, and the batch never
+    /// completed. The other operation's own completion block still runs before
+    /// its progress report.
+    func testABatchWithAnOperationThatHasAlreadyFinishedCompletes() {
+        server.respond("/done", body: Data("d".utf8))
+        server.respond("/fresh", body: Data("f".utf8))
+        let finished = HTTPRequestOperation(request: request("/done"))
+        XCTAssertNil(run(finished).error)
+        XCTAssertTrue(spin(until: { finished.isFinished }))
+        let fresh = HTTPRequestOperation(request: request("/fresh"))
+        let log = Locked<[String]>([])
+        fresh.completionBlock = { log.append("own") }
+        let completed = Locked<[URLConnectionOperation]?>(nil)
+        let batch = URLConnectionOperation.batch(ofRequestOperations: [finished, fresh], progressBlock: { done, total in
+            XCTAssertEqual(total, 2)
+            log.append("progress \(done)")
+        }, completionBlock: { completed.value = $0 })
+        XCTAssertEqual(batch.count, 3)
+        // A queue refuses an operation that has finished: the rest is enqueued.
+        OperationQueue().addOperations(batch.filter { !$0.isFinished }, waitUntilFinished: false)
+        XCTAssertTrue(spin(until: { completed.value != nil }, timeout: 15), "the batch never completed")
+        XCTAssertEqual(log.value, ["progress 1", "own", "progress 2"])
+        XCTAssertEqual(completed.value?.count, 2)
+        XCTAssertTrue(fresh.isFinished)
+        XCTAssertNil(fresh.error)
+    }
+
+    /// The awaited batch's bookkeeping never waits for the main queue: it
+    /// returns while the main thread is blocked, although its operations have
+    /// no completion queue (their reports went to the main queue, and it
+    /// never returned).
+    func testTheAwaitedBatchReturnsWhileTheMainThreadIsBlocked() {
+        server.respond("/b", body: Data("x".utf8))
+        let operations = (0..<3).map { _ in HTTPRequestOperation(request: request("/b")) }
+        let progress = Locked<[Int]>([])
+        let returned = Locked<[URLConnectionOperation]?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            let finished = await URLConnectionOperation.batch(ofRequestOperations: operations, on: OperationQueue()) { count, _ in
+                progress.append(count)
+            }
+            returned.value = finished
+            done.signal()
+        }
+        // The main thread waits here: nothing sent to the main queue runs.
+        XCTAssertEqual(done.wait(timeout: .now() + 20), .success, "the awaited batch did not return while the main queue was blocked")
+        XCTAssertEqual(returned.value?.count, 3)
+        XCTAssertTrue(operations.allSatisfy { $0.isFinished && $0.error == nil })
+        XCTAssertEqual(progress.value, [1, 2, 3], "one report at a time, in order")
     }
 }
