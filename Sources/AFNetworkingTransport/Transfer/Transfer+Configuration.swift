@@ -151,6 +151,29 @@ extension Transfer {
         try configureClientIdentity()
     }
 
+    /// The caller's own `Content-Length`, which curl sends as it is (and
+    /// then adds no length of its own): digits only (RFC 9110 §8.6), equal
+    /// to an in-memory body's size, zero without a body. Anything else would
+    /// frame the request wrongly — a value curl sends beside
+    /// `Transfer-Encoding: chunked`, or bytes a server reads as the next
+    /// request — so it is refused before anything is sent.
+    static func declaredContentLength(of request: URLRequest) throws -> Int64? {
+        guard let text = request.value(forHTTPHeaderField: "Content-Length") else { return nil }
+        let value = text.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+        func refuse(_ why: String) -> NSError {
+            TransportErrors.make(NSURLErrorBadURL, url: request.url, underlying: nil,
+                                 description: "The request's Content-Length \(why); nothing was sent.")
+        }
+        guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let length = Int64(value) else {
+            throw refuse("is not a number of bytes")
+        }
+        if request.httpBodyStream == nil {
+            let size = Int64(request.httpBody?.count ?? 0)
+            guard length == size else { throw refuse("(\(length)) is not the size of its body (\(size) bytes)") }
+        }
+        return length
+    }
+
     private func configureMethodAndBody(_ request: URLRequest, userdata: UnsafeMutableRawPointer) throws {
         let method = (request.httpMethod ?? "GET").uppercased()
         // A HEAD with content would go out as a POST (curl sends a body only
@@ -160,8 +183,9 @@ extension Transfer {
             throw TransportErrors.make(NSURLErrorBadURL, url: request.url, underlying: nil,
                                        description: "The request is a HEAD with a body, which HEAD cannot carry (RFC 9110 §9.3.2); nothing was sent.")
         }
+        let declaredLength = try Self.declaredContentLength(of: request)
         if let stream = request.httpBodyStream {
-            let declared = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) } ?? -1
+            let declared = declaredLength ?? -1
             // Read off the network thread, a bounded amount ahead of curl.
             bodyPump = RequestBodyPump(stream: stream, declaredLength: declared) { [weak self] in
                 guard let self else { return }

@@ -122,10 +122,16 @@ final class OffNetworkThreadTests: OperationTestCase {
             record("challenge")
             operation.use(URLCredential(user: "u", password: "p", persistence: .none), for: challenge)
         }
-        operation.setCacheResponseBlock { _, cached in record("cache"); return nil }
         operation.completionQueue = DispatchQueue(label: "completion")
         let outcome = run(operation)
         XCTAssertNil(outcome.error)
+        // An answer earned with a challenge credential is not stored: the
+        // cache block is asked about a plain one.
+        server.route("/c") { _ in [.head(status: 200, headers: [("Content-Length", "1"), ("Cache-Control", "max-age=60")]), .body(Data("c".utf8)), .end] }
+        let cached = HTTPRequestOperation(request: request("/c"))
+        cached.setCacheResponseBlock { _, _ in record("cache"); return nil }
+        cached.completionQueue = DispatchQueue(label: "completion")
+        XCTAssertNil(run(cached).error)
         let labels = Set(threads.value.map { $0.split(separator: ":")[0] })
         XCTAssertEqual(labels, ["upload", "download", "redirect", "challenge", "cache"], "\(threads.value)")
         XCTAssertFalse(threads.value.contains { $0.hasSuffix(":AFNetworking") }, "\(threads.value)")

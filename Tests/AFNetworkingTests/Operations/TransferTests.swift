@@ -65,6 +65,36 @@ final class TransferTests: OperationTestCase {
         XCTAssertEqual(server.requests.last?.method, "HEAD")
     }
 
+    /// A caller's own Content-Length goes out as it is (curl adds none of
+    /// its own), so one that would frame the request wrongly is refused
+    /// before anything is sent; a right one is sent.
+    func testACallersContentLengthMustFrameTheBody() throws {
+        server.respond("/cl", body: Data("ok".utf8))
+        let before = server.requests.count
+        let wrong: [(length: String, body: Data?, streamed: Bool)] = [
+            ("abc", nil, true), ("5 5", nil, true), ("+5", Data("12345".utf8), false), ("-1", nil, true),
+            ("4", Data("12345".utf8), false), ("6", Data("12345".utf8), false), ("5", nil, false),
+        ]
+        for case let (length, body, streamed) in wrong {
+            var request = self.request("/cl", method: "POST")
+            request.setValue(length, forHTTPHeaderField: "Content-Length")
+            if streamed { request.httpBodyStream = InputStream(data: Data("12345".utf8)) } else { request.httpBody = body }
+            let error = run(HTTPRequestOperation(request: request)).error as NSError?
+            XCTAssertEqual(error?.code, NSURLErrorBadURL, "Content-Length: \(length)")
+            XCTAssertEqual(error?.domain, NSURLErrorDomain)
+        }
+        XCTAssertEqual(server.requests.count, before, "nothing was sent")
+
+        var right = request("/cl", method: "POST")
+        right.setValue(" 5", forHTTPHeaderField: "Content-Length")
+        right.httpBody = Data("12345".utf8)
+        XCTAssertNil(run(HTTPRequestOperation(request: right)).error)
+        XCTAssertEqual(server.requests.last?.body, Data("12345".utf8))
+        var empty = request("/cl", method: "GET")
+        empty.setValue("0", forHTTPHeaderField: "Content-Length")
+        XCTAssertNil(run(HTTPRequestOperation(request: empty)).error)
+    }
+
     func testUploadFromInputStreamWithProgress() throws {
         let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0) })
         server.respond("/upload", body: Data("stored".utf8))
