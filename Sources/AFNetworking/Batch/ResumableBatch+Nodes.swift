@@ -105,7 +105,11 @@ extension ResumableBatch {
     private func operationEnded(_ index: Int, _ operation: HTTPRequestOperation) {
         let entry = entries[index]
         let status = operation.response?.statusCode
-        let succeeded = operation.error == nil && !operation.isCancelled
+        // By what the transfer did, not by isCancelled: a cancel that came
+        // while a finished download was being put in place (Ctrl-C) changed
+        // nothing, and forgetting that file would fail every later run.
+        let succeeded = operation.error == nil
+        let cancelled = (operation.error as NSError?).map { $0.domain == NSURLErrorDomain && $0.code == NSURLErrorCancelled } ?? false
         if succeeded {
             try? updateManifest { $0.done(entry.id, file: self.files[index]) }
         } else if let outputDirectory, let file = files[index] {
@@ -120,7 +124,7 @@ extension ResumableBatch {
                 try? updateManifest { $0.forget(entry.id) }
             }
         }
-        let outcome: ResumableBatchOutcome = succeeded ? .done : operation.isCancelled ? .cancelled
+        let outcome: ResumableBatchOutcome = succeeded ? .done : cancelled ? .cancelled
             : .failed(operation.error ?? NSError(domain: NSURLErrorDomain, code: NSURLErrorUnknown))
         state.withLock { state in
             state.entries[index].statusCode = status

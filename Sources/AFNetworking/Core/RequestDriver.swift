@@ -387,7 +387,7 @@ final class RequestDriver: @unchecked Sendable {
     private func apply(_ event: Event, to core: inout Core) -> TransferStateMachine.Action {
         switch event {
         case .start(let request, let output, let retry, let budget, let cancelled, let plan):
-            makeWriterIfNeeded(for: output, in: &core)
+            if core.machine.outputIsUnchosen { makeWriterIfNeeded(for: output, in: &core) }
             if core.budget == nil { core.budget = budget }
             if let plan { core.interceptor = plan.interceptor }
             let interception = plan.map { TransferStateMachine.Interception(original: request, acceptableStatusCodes: $0.acceptableStatusCodes) }
@@ -412,7 +412,7 @@ final class RequestDriver: @unchecked Sendable {
         case .pause:
             return core.machine.pause()
         case .resume(let request, let output):
-            makeWriterIfNeeded(for: output, in: &core)
+            if core.machine.outputIsUnchosen { makeWriterIfNeeded(for: output, in: &core) }
             return core.machine.resume(with: request, bodyInMemory: output == nil)
         case .fail(let error):
             return core.machine.fail(error)

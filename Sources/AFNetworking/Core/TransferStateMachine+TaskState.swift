@@ -31,6 +31,17 @@ extension TransferStateMachine {
         if case .waiting = state { return false }
         return true
     }
+
+    /// Whether the output (memory or a stream) is still to be chosen: the
+    /// next start or resume begins the first journey with the output it is
+    /// given. Once chosen it stays: a stream that appears later (an
+    /// `outputStream` read or set after the start) is not written to.
+    var outputIsUnchosen: Bool {
+        switch state {
+        case .waiting, .pausedBeforeStart: return true
+        default: return false
+        }
+    }
 }
 
 extension TransferStateMachine.Outcome {

@@ -120,9 +120,13 @@ extension RequestGraph {
 
     /// What a finished operation did.
     static func outcome(of operation: Operation) -> RequestGraphNodeOutcome {
-        if operation.isCancelled { return .cancelled }
-        if let request = operation as? URLConnectionOperation, let error = request.error { return .failed(error) }
-        return .succeeded
+        // A request says what its transfer did: one cancelled after its
+        // answer was complete (while its completion work ran) succeeded.
+        if let request = operation as? URLConnectionOperation {
+            guard let error = request.error as NSError? else { return .succeeded }
+            return error.domain == NSURLErrorDomain && error.code == NSURLErrorCancelled ? .cancelled : .failed(error)
+        }
+        return operation.isCancelled ? .cancelled : .succeeded
     }
 
     private func complete(with report: RequestGraphReport) {

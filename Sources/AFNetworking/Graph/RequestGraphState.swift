@@ -157,7 +157,10 @@ struct RequestGraphState {
     mutating func operationFinished(_ index: Int, outcome: RequestGraphNodeOutcome) -> [Action] {
         switch nodes[index].phase {
         case .running:
-            nodes[index].phase = .done(isCancelled ? .cancelled : outcome)
+            // What the operation did, also when the graph was cancelled
+            // meanwhile: a request the cancel reached ends cancelled, one
+            // that had already succeeded stays a success.
+            nodes[index].phase = .done(outcome)
         case .settling(_, let decided):
             nodes[index].phase = .done(decided)
         case .waiting, .building, .built, .done:

@@ -41,6 +41,19 @@ final class RequestGraphStateTests: XCTestCase {
         XCTAssertTrue(state.isFinished)
     }
 
+    /// A running node keeps what its operation did when the graph is
+    /// cancelled meanwhile: one whose answer was already complete succeeded.
+    func testARunningNodeThatSucceededDuringTheCancelStaysASuccess() {
+        var state = state([[], []])
+        _ = state.start()
+        _ = state.cancel()
+        _ = state.operationFinished(0, outcome: .succeeded)
+        let last = state.operationFinished(1, outcome: .cancelled)
+        guard case .done(.succeeded) = state.nodes[0].phase else { return XCTFail("\(state.nodes[0].phase)") }
+        guard case .done(.cancelled) = state.nodes[1].phase else { return XCTFail("\(state.nodes[1].phase)") }
+        XCTAssertNotNil(report(last))
+    }
+
     func testCancelMakesWaitingNodesCancelledNotSkippedUnlessADependencyHadFailedFirst() {
         var state = state([[], [0], [1], []])
         _ = state.start()

@@ -165,6 +165,30 @@ final class LifecycleTests: OperationTestCase {
         XCTAssertEqual(operation.responseData, body)
     }
 
+    /// The output is chosen when the operation starts: a stream read (2.x
+    /// code often reads `outputStream`) and a redundant `resume()` or
+    /// `start()` after that do not move the body out of memory.
+    func testAStreamThatAppearsAfterTheStartIsNotWrittenTo() {
+        let released = Locked(false)
+        let body = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        server.route("/held-body") { _ in
+            [.head(status: 200, headers: [("Content-Length", "\(body.count)")]), .body(body.prefix(5_000)),
+             .waitUntil({ released.value }, timeout: 30), .body(body.dropFirst(5_000)), .end]
+        }
+        let operation = HTTPRequestOperation(request: request("/held-body"))
+        let finished = Locked(false)
+        operation.setCompletionBlockWithSuccess({ _, _ in finished.value = true }, failure: { _, _ in finished.value = true })
+        operation.start()
+        XCTAssertTrue(spin { operation.isExecuting })
+        _ = operation.outputStream
+        operation.resume()
+        operation.start()
+        released.value = true
+        XCTAssertTrue(spin { finished.value && operation.isFinished })
+        XCTAssertNil(operation.error)
+        XCTAssertEqual(operation.responseData, body)
+    }
+
     func testCancelWhilePausedFinishes() {
         server.route("/p") { _ in [.head(status: 200, headers: [("Content-Length", "10")]), .body(Data("12345".utf8)), .wait(30)] }
         let operation = HTTPRequestOperation(request: request("/p"))
