@@ -28,7 +28,9 @@ extension Transfer {
             try easy.set(CURLOPT_URL, unix.curlURL)
             try easy.set(CURLOPT_UNIX_SOCKET_PATH, unix.socketPath)
         } else {
-            try easy.set(CURLOPT_URL, url.absoluteString)
+            // Without its fragment, which is never sent: curl 7.88 resolves a
+            // relative Location inside it (`/a#x/y` + `b` asked for `/a`).
+            try easy.set(CURLOPT_URL, Self.withoutFragment(url.absoluteString))
         }
         // Signals are process-wide; a library on its own thread must not use them.
         try easy.set(CURLOPT_NOSIGNAL, true)
@@ -149,6 +151,12 @@ extension Transfer {
             if let directory = options.tls.caDirectory { try easy.set(CURLOPT_CAPATH, directory) }
         }
         try configureClientIdentity()
+    }
+
+    /// `url` up to its fragment.
+    static func withoutFragment(_ url: String) -> String {
+        guard let hash = url.firstIndex(of: "#") else { return url }
+        return String(url[..<hash])
     }
 
     /// The caller's own `Content-Length`, which curl sends as it is (and

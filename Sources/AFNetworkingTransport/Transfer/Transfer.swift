@@ -151,12 +151,25 @@ package final class Transfer: @unchecked Sendable {
     /// Where a 3xx points. curl resolves `Location` against the URL it was
     /// given, which for a Unix socket is `http://localhost/…`: there the
     /// request's own URL is the base, so a relative redirect stays on the socket.
+    ///
+    /// A target without a scheme is none: curl hands back a `Location` it
+    /// could not parse as it is, and that is no URL to follow (the 3xx is
+    /// delivered). A target without a fragment keeps the request's (RFC 9110
+    /// §10.2.2), which curl was not given.
     private func redirectTarget(of head: ReceivedResponse) -> URL? {
+        let target: URL?
         if let url = options.request.url, UnixSocketURL.isUnixScheme(url.scheme) {
             guard let location = head.value(forField: "location") else { return nil }
-            return URL(string: location, relativeTo: url)?.absoluteURL
+            target = URL(string: location, relativeTo: url)?.absoluteURL
+        } else {
+            target = easy.info(string: CURLINFO_REDIRECT_URL).flatMap(URL.init(string:))
         }
-        return easy.info(string: CURLINFO_REDIRECT_URL).flatMap(URL.init(string:))
+        guard let target, target.scheme != nil, target.host != nil else { return nil }
+        // As written (still percent-encoded): taken from the string, not decoded and re-encoded.
+        guard !target.absoluteString.contains("#"), let original = options.request.url?.absoluteString,
+              let hash = original.firstIndex(of: "#"),
+              let inherited = URL(string: target.absoluteString + original[hash...]) else { return target }
+        return inherited
     }
 
     /// The error for curl's result `code`, or nil for a complete exchange.

@@ -50,6 +50,30 @@ final class RedirectTests: OperationTestCase {
         XCTAssertEqual(operation.responseString, "chosen")
     }
 
+    /// A relative Location is resolved against the request's URL without its
+    /// fragment, and a target without a fragment keeps the request's (RFC
+    /// 9110 §10.2.2); a Location that is no URL is not followed.
+    func testRelativeLocationsIgnoreAndInheritTheFragment() throws {
+        redirect("/dir/a", status: 302, to: "b?p=2")
+        server.respond("/dir/b", body: Data("b".utf8))
+        let operation = HTTPRequestOperation(request: URLRequest(url: try XCTUnwrap(URL(string: url("dir/a").absoluteString + "#x/y"))))
+        let hops = Locked<[URL]>([])
+        operation.setRedirectResponseBlock { _, next, _ in
+            if let url = next.url { hops.append(url) }
+            return next
+        }
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(operation.responseString, "b")
+        XCTAssertEqual(server.requests.last?.uri, "/dir/b?p=2", "resolved against /dir/a, not inside the fragment")
+        XCTAssertEqual(hops.value.first?.absoluteString, url("dir/b").absoluteString + "?p=2#x/y", "the fragment is inherited")
+
+        redirect("/odd", status: 302, to: "http://[::1")
+        let odd = HTTPRequestOperation(request: request("/odd"))
+        odd.responseSerializer.acceptableStatusCodes = IndexSet(integersIn: 200..<400)
+        XCTAssertNil(run(odd).error, "a Location that is no URL is delivered, not failed")
+        XCTAssertEqual(odd.response?.statusCode, 302)
+    }
+
     func testPostBecomesGetOn301302303AndStaysPostOn307308() throws {
         server.respond("/target", body: Data("ok".utf8))
         for (status, method) in [(301, "GET"), (302, "GET"), (303, "GET"), (307, "POST"), (308, "POST")] {
