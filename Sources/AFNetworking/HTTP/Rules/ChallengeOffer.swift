@@ -9,29 +9,20 @@ struct ChallengeOffer {
     let scheme: TransferCredentials.Scheme
     let realm: String?
 
+    /// The strongest challenge offered in any of the response's fields
+    /// (each may list several, RFC 9110 §11.6.1): Digest, else Basic.
     static func parse(_ response: ReceivedResponse, forProxy: Bool) -> ChallengeOffer? {
         let values = response.values(forField: forProxy ? "proxy-authenticate" : "www-authenticate")
         var basic: ChallengeOffer?
-        for value in values {
-            let lowered = value.lowercased()
-            if lowered.hasPrefix("digest") {
-                return ChallengeOffer(scheme: .digest, realm: realm(in: value))
+        for challenge in values.flatMap(ChallengeList.parse) {
+            if challenge.scheme == "digest" {
+                return ChallengeOffer(scheme: .digest, realm: challenge.parameters["realm"])
             }
-            if lowered.hasPrefix("basic"), basic == nil {
-                basic = ChallengeOffer(scheme: .basic, realm: realm(in: value))
+            if challenge.scheme == "basic", basic == nil {
+                basic = ChallengeOffer(scheme: .basic, realm: challenge.parameters["realm"])
             }
         }
         return basic
-    }
-
-    private static func realm(in value: String) -> String? {
-        guard let range = value.range(of: "realm=", options: .caseInsensitive) else { return nil }
-        var rest = value[range.upperBound...]
-        if rest.first == "\"" {
-            rest = rest.dropFirst()
-            return String(rest.prefix { $0 != "\"" })
-        }
-        return String(rest.prefix { $0 != "," && $0 != " " })
     }
 
     /// The space the challenge is for: the origin's, or for a 407 the proxy's
