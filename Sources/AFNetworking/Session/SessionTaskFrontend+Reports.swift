@@ -55,7 +55,10 @@ extension SessionTaskFrontend {
     /// Whether the next piece may be taken now: not while a full chunk waits
     /// for the operation queue (the transfer pauses until a flush takes it).
     func admitsBody(_ transfer: Transfer) -> Bool {
-        state.withLock { state in
+        // The network thread is the only producer: when no full chunk waits
+        // now, none can appear before this piece is handed over.
+        guard dataBacklogged.load(ordering: .acquiring) else { return true }
+        return state.withLock { state in
             guard let data = state.reports.data, data.count >= PendingReports.dataHighWater else { return true }
             state.reports.blocked = transfer
             return false
@@ -70,6 +73,7 @@ extension SessionTaskFrontend {
         enqueueReport { reports in
             if let chunk {
                 if reports.data == nil { reports.data = chunk } else { reports.data?.append(chunk) }
+                if (reports.data?.count ?? 0) >= PendingReports.dataHighWater { dataBacklogged.store(true, ordering: .releasing) }
             }
             reports.receivedSinceLast += Int64(report.bytes)
             reports.received = (report.total, report.expected)
@@ -143,7 +147,9 @@ extension SessionTaskFrontend {
     /// paused on the full chunk go on (after the lock: the engine is told).
     private func takeReports(where condition: (PendingReports) -> Bool) -> PendingReports? {
         let reports = state.withLock { state -> PendingReports? in
-            condition(state.reports) ? state.reports.take() : nil
+            guard condition(state.reports) else { return nil }
+            dataBacklogged.store(false, ordering: .releasing)
+            return state.reports.take()
         }
         if let blocked = reports?.blocked { requestDriver.engine.resumeReceiving(blocked) }
         return reports

@@ -182,6 +182,10 @@ final class SessionTaskFrontend: @unchecked Sendable {
     let context: Context
     let completion: SessionTaskCompletion
     let progress: TaskProgress
+    /// Whether a full chunk waits (`PendingReports.dataHighWater`), readable
+    /// without the lock: every body piece asks, and almost always the answer
+    /// is no. Written under `state`'s lock; the lock decides when it says yes.
+    let dataBacklogged = Atomic<Bool>(false)
     /// The request as the task was made with it (configuration headers added).
     let originalRequest: URLRequest
     /// Where a finished download goes; nil from the closure leaves it

@@ -155,8 +155,15 @@ extension Transfer {
 
     /// `url` up to its fragment.
     static func withoutFragment(_ url: String) -> String {
-        guard let hash = url.firstIndex(of: "#") else { return url }
-        return String(url[..<hash])
+        // memchr over the bytes: a Character search breaks graphemes (~9k
+        // instructions a request), a generic byte search still costs ~1.7k.
+        var text = url
+        let cut: Int? = text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, let hash = memchr(base, Int32(UInt8(ascii: "#")), bytes.count) else { return nil }
+            return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(hash))
+        }
+        guard let cut else { return url }
+        return String(url.utf8.prefix(cut)) ?? url
     }
 
     /// The caller's own `Content-Length`, which curl sends as it is (and
