@@ -20,10 +20,11 @@ extension RequestDriver {
 
     /// Resolves the answer to the challenge with `token` and tells the
     /// machine (an answer to a challenge that is no longer pending changes
-    /// nothing). `defaultCredential` gets the protection space and the
-    /// failures so far; it runs outside the lock (it may read a storage).
+    /// nothing). `defaultCredential` gets the protection space, the failures
+    /// so far and the URL of the request that was challenged; it runs
+    /// outside the lock (it may read a storage).
     func answerChallenge(token: UInt64, _ disposition: ChallengeDisposition,
-                         defaultCredential: (URLProtectionSpace, Int) -> URLCredential?) {
+                         defaultCredential: (URLProtectionSpace, Int, URL?) -> URLCredential?) {
         let answer: TransferStateMachine.ChallengeAnswer
         switch disposition {
         case .use(let credential?): answer = .use(credential)
@@ -31,7 +32,7 @@ extension RequestDriver {
         case .cancel: answer = .cancel
         case .performDefaultHandling:
             guard let pending = pendingChallenge(token: token) else { return }
-            answer = defaultCredential(pending.space, pending.failures).map { .use($0) } ?? .continueWithoutCredential
+            answer = defaultCredential(pending.space, pending.failures, pending.url).map { .use($0) } ?? .continueWithoutCredential
         }
         handle(.challengeAnswered(token: token, answer))
     }

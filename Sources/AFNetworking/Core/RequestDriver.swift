@@ -569,8 +569,9 @@ final class RequestDriver: @unchecked Sendable {
     var entityInOutput: (head: ReceivedResponse?, bytes: Int64) { core.withLock { $0.machine.entityInOutput } }
     var expectedEntityLength: Int64 { core.withLock { $0.machine.expectedEntityLength } }
 
-    /// The protection space and failure count of the pending challenge with `token`.
-    func pendingChallenge(token: UInt64) -> (space: URLProtectionSpace, failures: Int)? {
+    /// The protection space and failure count of the pending challenge with
+    /// `token`, and the URL of the request it challenged.
+    func pendingChallenge(token: UInt64) -> (space: URLProtectionSpace, failures: Int, url: URL?)? {
         core.withLock { $0.machine.pendingChallenge(token: token) }
     }
 

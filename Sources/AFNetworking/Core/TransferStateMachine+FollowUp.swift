@@ -70,10 +70,11 @@ extension TransferStateMachine {
     }
 
     /// The protection space and failure count of the pending challenge with
-    /// `token` (the driver resolves default handling with them).
-    func pendingChallenge(token: UInt64) -> (space: URLProtectionSpace, failures: Int)? {
+    /// `token`, and the URL of the request it challenged (the driver
+    /// resolves default handling with them).
+    func pendingChallenge(token: UInt64) -> (space: URLProtectionSpace, failures: Int, url: URL?)? {
         guard case .awaitingFollowUp(let journey, let followUp) = state, followUp.token == token,
               case .challenge(_, let space, _) = followUp.kind else { return nil }
-        return (space, journey.authenticationFailures)
+        return (space, journey.authenticationFailures, followUp.hop.request.url)
     }
 }

@@ -53,16 +53,19 @@ extension URLConnectionOperation {
             return handedOut.token
         }
         guard let token else { return }
-        driver.answerChallenge(token: token, answer) { defaultCredential(for: $0, failures: $1) }
+        driver.answerChallenge(token: token, answer) { defaultCredential(for: $0, failures: $1, challengedURL: $2) }
     }
 
     /// Without a block: the operation's credential on the first failure (only
-    /// for a challenge from the original request's origin), then the stored
-    /// default credential when `shouldUseCredentialStorage`, then none.
-    private func defaultCredential(for space: URLProtectionSpace, failures: Int) -> URLCredential? {
+    /// for a challenge met on the way to the original request's origin: see
+    /// `CredentialScope`), then the stored default credential when
+    /// `shouldUseCredentialStorage`, then none.
+    private func defaultCredential(for space: URLProtectionSpace, failures: Int, challengedURL: URL?) -> URLCredential? {
         let (credential, useStorage) = settings.withLock { ($0.credential, $0.shouldUseCredentialStorage) }
         var candidates: [URLCredential] = []
-        if let credential, CredentialScope.covers(space, originalURL: request.url) { candidates.append(credential) }
+        if let credential, CredentialScope.covers(space, originalURL: request.url, challengedURL: challengedURL) {
+            candidates.append(credential)
+        }
         if useStorage, let stored = StoredCredentials.defaultCredential(for: space),
            !candidates.contains(where: { $0.user == stored.user && $0.password == stored.password }) {
             candidates.append(stored)

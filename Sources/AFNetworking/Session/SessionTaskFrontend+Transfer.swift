@@ -217,7 +217,7 @@ extension SessionTaskFrontend: RequestFrontend {
         case .rejectProtectionSpace: answer = .continueWithoutCredential
         @unknown default: answer = .continueWithoutCredential
         }
-        requestDriver.answerChallenge(token: token, answer) { defaultCredential(for: $0, failures: $1) }
+        requestDriver.answerChallenge(token: token, answer) { space, failures, _ in defaultCredential(for: space, failures: failures) }
     }
 
     /// Default handling: the configuration's credential storage, on the first

@@ -18,8 +18,12 @@ package final class ReceivedResponse: Sendable {
     /// Trailer fields that followed the body (known once the transfer has
     /// completed), in order; repeated names are kept apart.
     package let trailerFields: [(name: String, value: String)]
-    /// The proxy the response came through (nil: direct). A 407's
-    /// protection space names it; a CONNECT answer is never reported as a head.
+    /// The proxy whose own answer this may be (nil: the origin's). Only a
+    /// head through an HTTP proxy that forwards the request (plain http), and
+    /// the proxy's refusal of CONNECT, name one: a head through a CONNECT
+    /// tunnel or a SOCKS proxy is the origin's, a 407 included (RFC 9110
+    /// §15.5.8). A 407's protection space names it; a CONNECT answer is
+    /// never reported as a head.
     package let proxy: ProxyEndpoint?
     /// The proxy's own refusal to open a CONNECT tunnel (its 407): a proxy's
     /// head, handed over only so that a challenge can answer it, never to be

@@ -175,7 +175,8 @@ package struct ResponseHead: Sendable {
         }
     }
 
-    /// The completed head as a response for `url`, received through `proxy`.
+    /// The completed head as a response for `url`, possibly the own answer
+    /// of `proxy` (nil: the origin's; see `ReceivedResponse.proxy`).
     ///
     /// A response outlives its transfer (an operation keeps it until it is
     /// released), and the buffers here grow with room to spare (512 bytes

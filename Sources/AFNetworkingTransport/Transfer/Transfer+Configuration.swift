@@ -104,7 +104,11 @@ extension Transfer {
             proxy = environment.isEmpty ? nil : try environment.endpoint(for: url).get()
         }
         try easy.set(CURLOPT_PROXY, proxy?.curlValue ?? "")
-        awaitingTunnel = proxy?.tunnels(scheme: scheme) ?? false
+        // curl tunnels https through an HTTP proxy and forwards plain http
+        // (CURLOPT_HTTPPROXYTUNNEL, which would tunnel that too, is never set).
+        let tunnels = proxy?.tunnels(scheme: scheme) ?? false
+        awaitingTunnel = tunnels
+        proxyMayAnswer = proxy?.kind.speaksHTTP == true && !tunnels
     }
 
     private func configureCredentials() throws {

@@ -44,6 +44,12 @@ package final class Transfer: @unchecked Sendable {
     /// CONNECT (an https request through an HTTP proxy, until the first
     /// origin head or a tunnel established).
     var awaitingTunnel = false
+    /// Whether a head past the CONNECT phase may be the proxy's own answer,
+    /// decided in `configure()`: only through an HTTP proxy that forwards the
+    /// request (plain http). Through a CONNECT tunnel, a SOCKS proxy or no
+    /// proxy every such head is the origin's, a 407 included (RFC 9110
+    /// §15.5.8), so it names no proxy and no proxy challenge comes of it.
+    var proxyMayAnswer = false
     /// The proxy's refusal of CONNECT (a 407 is answered like any challenge).
     private var refusedTunnel: ReceivedResponse?
     /// The head of the response whose body is arriving, once complete.
@@ -208,7 +214,6 @@ package final class Transfer: @unchecked Sendable {
             return 0
         case .complete:
             guard let url = options.request.url else { return line.count }
-            let response = head.response(for: url, proxy: proxy)
             if awaitingTunnel {
                 // curl reports the proxy's answer to CONNECT through this
                 // callback too; it records that answer's status (after the
@@ -220,13 +225,20 @@ package final class Transfer: @unchecked Sendable {
                         awaitingTunnel = false
                         refusedTunnel = nil
                     } else {
-                        refusedTunnel = response
+                        // The proxy's own head: its 407 is its challenge.
+                        refusedTunnel = head.response(for: url, proxy: proxy)
                     }
                     head = ResponseHead()
                     return line.count
                 }
                 awaitingTunnel = false
             }
+            // Past CONNECT only a forwarding proxy can answer in the origin's
+            // place. Through a tunnel a 407 is the origin's (RFC 9110
+            // §15.5.8), one any server a redirect leads to can send: naming
+            // the proxy would make it a proxy challenge, answered with
+            // credentials sent to the proxy at that server's bidding.
+            let response = head.response(for: url, proxy: proxyMayAnswer ? proxy : nil)
             currentResponse = response
             switch BodyDecoding.plan(for: response, method: options.request.httpMethod ?? "GET") {
             case .asReceived:

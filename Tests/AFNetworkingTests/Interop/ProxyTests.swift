@@ -240,6 +240,111 @@ final class ProxyTests: SessionTasksTestCase {
         }
     }
 
+    /// A 407 that arrives through an established tunnel is the origin's
+    /// (RFC 9110 §15.5.8): no proxy challenge comes of it, so the
+    /// operation's credential is not sent anywhere (an origin a redirect
+    /// led to could otherwise have it sent to the proxy at will), and the
+    /// 407 is delivered as it is.
+    func testAnOrigins407ThroughATunnelIsTheResponseNotAProxyChallenge() throws {
+        let proxy = try tinyproxy()
+        let nginx = try SharedServers.pkiNginx()
+        let marker = "m=\(UUID().uuidString)"
+        let (url, policy) = try httpsOrigin("/proxy-challenge?\(marker)")
+        let operation = operation(url, proxies: proxy.dictionary, policy: policy)
+        operation.credential = URLCredential(user: "user", password: "secret", persistence: .none)
+        operation.shouldUseCredentialStorage = false
+        let outcome = run(operation)
+        XCTAssertEqual(operation.response?.statusCode, 407, "the origin's 407, delivered: \(String(describing: outcome.error))")
+        XCTAssertEqual(operation.response?.value(forHTTPHeaderField: "Proxy-Authenticate"), "Basic realm=\"origin\"")
+        XCTAssertEqual(operation.responseString, "not a proxy")
+        XCTAssertTrue(proxy.logShows("CONNECT"), "the request went through the tunnel")
+        XCTAssertTrue(nginx.logShows(marker))
+        // A retry would follow the first request at once: give its log line time to appear.
+        Thread.sleep(forTimeInterval: 0.5)
+        let requests = nginx.accessLog.split(separator: "\n").filter { $0.contains(marker) }
+        XCTAssertEqual(requests.count, 1, "the origin saw one request, none retried with proxy credentials: \(requests)")
+
+        // Nor is a challenge block asked about it.
+        let asked = Locked(0)
+        let (again, _) = try httpsOrigin("/proxy-challenge?m=\(UUID().uuidString)")
+        let withBlock = self.operation(again, proxies: proxy.dictionary, policy: policy)
+        withBlock.setWillSendRequestForAuthenticationChallengeBlock { _, challenge in
+            asked.increment()
+            challenge.sender?.cancel(challenge)
+        }
+        run(withBlock)
+        XCTAssertEqual(withBlock.response?.statusCode, 407)
+        XCTAssertEqual(asked.value, 0, "no challenge comes of an origin's 407")
+    }
+
+    /// Through a proxy that forwards plain http a 407 may be the proxy's or
+    /// one the origin sent through it: the operation's credential answers it
+    /// on a request to the original origin, never on a hop a redirect took
+    /// elsewhere (a challenge block still may).
+    func testAForwardingProxys407GetsTheCredentialOnTheWayToTheOriginalOriginOnly() throws {
+        let proxy = try tinyproxy(credentials: ("alice", "s3cret"))
+        let other = try ScriptedServer()
+        stoppers.append(other.shutdown)
+        other.respond("/elsewhere", body: Data("elsewhere".utf8))
+        server.respond("/start", status: 302, headers: [("Location", "http://127.0.0.1:\(other.port)/elsewhere")])
+        let operation = operation(url("/start"), proxies: proxy.dictionary)
+        operation.credential = URLCredential(user: "alice", password: "s3cret", persistence: .none)
+        operation.shouldUseCredentialStorage = false
+        _ = run(operation)
+        XCTAssertEqual(server.requests.map(\.uri), ["/start"], "the credential answered the proxy on the way to the original origin")
+        XCTAssertEqual(operation.response?.statusCode, 407, "the hop to another origin was not answered with the credential")
+        XCTAssertTrue(other.requests.isEmpty, "the proxy never forwarded the unanswered hop")
+    }
+
+    /// The transport alone: a head names the proxy (so that a 407 can be its
+    /// challenge) only when the proxy may have sent it — its refusal of
+    /// CONNECT, and any head through a proxy that forwards plain http —
+    /// never a head from inside a tunnel.
+    func testOnlyHeadsAProxyMayHaveSentNameIt() throws {
+        let proxy = try tinyproxy()
+        let endpoint = ProxyEndpoint(kind: .http, host: "127.0.0.1", port: proxy.port)
+        func options(_ url: URL, through endpoint: ProxyEndpoint) -> TransferOptions {
+            var request = URLRequest(url: url)
+            request.timeoutInterval = 15
+            var options = TransferOptions(request: request)
+            options.proxies = ProxyConfiguration(http: endpoint, https: endpoint)
+            // No security policy at this level: the test PKI's root is not in the system store.
+            options.tls.verifiesPeer = false
+            options.tls.verifiesHost = false
+            return options
+        }
+
+        let (origin, _) = try httpsOrigin("/proxy-challenge")
+        let tunnelled = try runTransfer(options(origin, through: endpoint))
+        XCTAssertEqual(tunnelled.heads.value.map(\.status), [407])
+        XCTAssertEqual(tunnelled.heads.value.map { $0.proxy == nil }, [true], "a head through the tunnel is the origin's")
+        XCTAssertEqual(tunnelled.completion.value?.status, 407)
+        XCTAssertNil(tunnelled.completion.value?.proxy)
+        XCTAssertEqual(tunnelled.completion.value?.isTunnelRefusal, false)
+
+        server.respond("/forwarded", status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"forwarded\"")])
+        let forwarded = try runTransfer(options(url("/forwarded"), through: endpoint))
+        XCTAssertEqual(forwarded.completion.value?.status, 407)
+        XCTAssertEqual(forwarded.completion.value?.proxy, endpoint, "through a forwarding proxy a 407 may be the proxy's")
+
+        let guarded = try tinyproxy(credentials: ("alice", "s3cret"))
+        let guardedEndpoint = ProxyEndpoint(kind: .http, host: "127.0.0.1", port: guarded.port)
+        let refused = try runTransfer(options(origin, through: guardedEndpoint))
+        XCTAssertEqual(refused.heads.value.count, 0, "the proxy's answer to CONNECT is never reported as a head")
+        XCTAssertEqual(refused.completion.value?.status, 407)
+        XCTAssertEqual(refused.completion.value?.proxy, guardedEndpoint, "the proxy's refusal of CONNECT is its challenge")
+        XCTAssertEqual(refused.completion.value?.isTunnelRefusal, true)
+    }
+
+    /// Runs one transfer with the engine alone and waits (bounded) for its end.
+    private func runTransfer(_ options: TransferOptions) throws -> ProxyNamingDelegate {
+        let delegate = ProxyNamingDelegate()
+        let transfer = try Transfer(options: options, delegate: delegate)
+        NetworkEngine.shared.start(transfer)
+        XCTAssertTrue(spin(until: { delegate.completion.value != nil }, timeout: 15), "the transfer ended")
+        return delegate
+    }
+
     /// A `Proxy-Authorization` the caller set goes to the proxy alone: in its
     /// CONNECT (not inside the tunnel to the origin), to a proxy that does
     /// not tunnel, and nowhere without a proxy.
@@ -388,5 +493,33 @@ final class ProxyTests: SessionTasksTestCase {
         XCTAssertEqual(parsed.endpoint(forScheme: "https")?.curlValue, "socks5h://s:1080", "SOCKS covers what HTTPS does not")
         XCTAssertNil(try ProxyDictionary.parse([:]).get().endpoint(forScheme: "http"), "empty: direct")
         XCTAssertEqual(try ProxyDictionary.parse(["HTTPSEnable": true, "HTTPSProxy": "p"]).get().endpoint(forScheme: "https")?.port, 80)
+    }
+}
+
+/// Records the status of each head a transfer reports and of its final
+/// response, with the proxy each names (nil: the origin's).
+private final class ProxyNamingDelegate: TransferDelegate {
+    struct Completion {
+        let status: Int?
+        let proxy: ProxyEndpoint?
+        let isTunnelRefusal: Bool
+        let error: NSError?
+    }
+
+    let heads = Locked<[(status: Int, proxy: ProxyEndpoint?)]>([])
+    let completion = Locked<Completion?>(nil)
+
+    func transfer(_ transfer: Transfer, didReceiveHead response: ReceivedResponse) -> NSError? {
+        heads.append((response.statusCode, response.proxy))
+        return nil
+    }
+
+    func transfer(_ transfer: Transfer, didReceiveBodyBytes bytes: UnsafeRawBufferPointer) -> BodyDisposition { .accepted }
+
+    func transfer(_ transfer: Transfer, didSendBodyBytes bytesSent: Int, totalBytesSent: Int64, totalBytesExpected: Int64) {}
+
+    func transfer(_ transfer: Transfer, didCompleteWithResponse response: ReceivedResponse?, error: NSError?) {
+        completion.value = Completion(status: response?.statusCode, proxy: response?.proxy,
+                                      isTunnelRefusal: response?.isTunnelRefusal ?? false, error: error)
     }
 }

@@ -76,10 +76,31 @@ final class CredentialScopeTests: OperationTestCase {
         func space(_ scheme: String, _ host: String, _ port: Int) -> URLProtectionSpace {
             URLProtectionSpace(host: host, port: port, protocol: scheme, realm: "r", authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
         }
-        XCTAssertTrue(CredentialScope.covers(space("https", "EXAMPLE.test", 443), originalURL: original))
-        XCTAssertFalse(CredentialScope.covers(space("http", "example.test", 80), originalURL: original), "plain http after https")
-        XCTAssertFalse(CredentialScope.covers(space("http", "example.test", 443), originalURL: original))
-        XCTAssertFalse(CredentialScope.covers(space("https", "example.test", 8443), originalURL: original))
-        XCTAssertFalse(CredentialScope.covers(space("https", "other.test", 443), originalURL: original))
+        func covers(_ space: URLProtectionSpace) -> Bool {
+            // The space names where the challenge came from: for a server, the challenged URL's origin.
+            let challenged = URL(string: "\(space.protocol ?? "http")://\(space.host):\(space.port)/b")
+            return CredentialScope.covers(space, originalURL: original, challengedURL: challenged)
+        }
+        XCTAssertTrue(covers(space("https", "EXAMPLE.test", 443)))
+        XCTAssertFalse(covers(space("http", "example.test", 80)), "plain http after https")
+        XCTAssertFalse(covers(space("http", "example.test", 443)))
+        XCTAssertFalse(covers(space("https", "example.test", 8443)))
+        XCTAssertFalse(covers(space("https", "other.test", 443)))
+    }
+
+    /// A proxy's challenge is covered on a request to the original origin
+    /// only: through a proxy that forwards plain http, a 407 may be the
+    /// origin's own, and another origin reached by a redirect must not be
+    /// able to have the credential sent to the proxy.
+    func testAProxysChallengeIsCoveredOnTheWayToTheOriginalOriginOnly() {
+        let original = URL(string: "http://example.test/a")!
+        let proxy = URLProtectionSpace(proxyHost: "proxy.test", port: 3128, type: NSURLProtectionSpaceHTTPProxy, realm: "r",
+                                       authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+        XCTAssertTrue(CredentialScope.covers(proxy, originalURL: original, challengedURL: URL(string: "http://EXAMPLE.test:80/b")!))
+        XCTAssertFalse(CredentialScope.covers(proxy, originalURL: original, challengedURL: URL(string: "http://other.test/a")!),
+                       "a hop to another origin")
+        XCTAssertFalse(CredentialScope.covers(proxy, originalURL: original, challengedURL: URL(string: "https://example.test/a")!),
+                       "another scheme is another origin")
+        XCTAssertFalse(CredentialScope.covers(proxy, originalURL: original, challengedURL: nil))
     }
 }

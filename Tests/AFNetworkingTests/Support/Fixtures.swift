@@ -247,6 +247,12 @@ final class NginxFixture {
                 location /trailers/ { alias \(root.path)/; add_trailer X-Checksum "sum-1"; add_trailer X-Count "2"; }
                 # An answer no proxy gives, and a download slow enough to pause.
                 location = /teapot { return 418 "short and stout"; }
+                # A proxy's status from the origin itself: through a tunnel it
+                # is the origin's answer, not a proxy challenge (ProxyTests).
+                location = /proxy-challenge {
+                    add_header Proxy-Authenticate 'Basic realm="origin"' always;
+                    default_type text/plain; return 407 "not a proxy";
+                }
                 location /slow/ { alias \(root.path)/; limit_rate 1m; }
                 # Secure and prefixed cookies, the valid and the invalid, and the
                 # Cookie header as received (CookieSecureTests).

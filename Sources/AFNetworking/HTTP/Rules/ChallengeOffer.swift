@@ -26,14 +26,16 @@ struct ChallengeOffer {
     }
 
     /// The space the challenge is for: the origin's, or for a 407 the proxy's
-    /// (`proxy`: the one the response came through), never the origin's.
+    /// (`proxy`: the one whose own answer the response may be), never the origin's.
     func protectionSpace(for url: URL?, forProxy: Bool, proxy: ProxyEndpoint? = nil) -> URLProtectionSpace? {
         guard let url, let host = url.host else { return nil }
         let scheme = url.scheme?.lowercased() ?? "http"
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         let method = self.scheme == .digest ? NSURLAuthenticationMethodHTTPDigest : NSURLAuthenticationMethodHTTPBasic
         if forProxy {
-            // A 407 from no known proxy (a server answering one itself) has no proxy to name.
+            // A 407 no proxy can have sent — direct, or through a CONNECT
+            // tunnel or SOCKS, where it is the origin's own — names no proxy:
+            // it is delivered as the response.
             guard let proxy else { return nil }
             // An HTTPS proxy, or an https request tunnelled through an HTTP one, is Foundation's HTTPS proxy type.
             let type = proxy.kind == .https || scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy
