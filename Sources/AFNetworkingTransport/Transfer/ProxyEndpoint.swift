@@ -20,11 +20,15 @@ package struct ProxyEndpoint: Sendable, Equatable {
     package let port: Int
     /// The value for CURLOPT_PROXY: `scheme://[userinfo@]host:port`.
     package let curlValue: String
+    /// The credentials in the proxy URL (`user:password`, percent-encoded as
+    /// written), which curl sends the proxy; nil without any.
+    package let userInfo: String?
 
     package init(kind: Kind, host: String, port: Int, userInfo: String? = nil) {
         self.kind = kind
         self.host = host
         self.port = port
+        self.userInfo = userInfo
         let bracketed = host.contains(":") ? "[\(host)]" : host
         curlValue = "\(kind.rawValue)://\(userInfo.map { $0 + "@" } ?? "")\(bracketed):\(port)"
     }

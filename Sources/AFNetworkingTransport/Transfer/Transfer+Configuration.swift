@@ -64,8 +64,8 @@ extension Transfer {
             // connection (and a TLS handshake) per request; an HTTP/1.1 answer
             // lets the waiting requests open their own. Plain http never
             // multiplexes (no h2c), so nothing there ever waits. Connections
-            // stay inside their partition (policy, client identity), so
-            // streams never cross one.
+            // stay inside their partition (policy, client identity, proxy
+            // credentials), so streams never cross one.
             try easy.set(CURLOPT_PIPEWAIT, true)
         }
         try configureTLS()
@@ -73,15 +73,20 @@ extension Transfer {
         try configureCredentials()
         try configureMethodAndBody(request, userdata: userdata)
         var lines = headerLines(for: request)
+        var proxyFields: [String] = []
         // Proxy credentials the caller set go to the proxy alone: in the
         // origin's header list they would travel inside a CONNECT tunnel to
         // the origin, or straight to it without a proxy (then not at all).
         if lines.contains(where: Transfer.isProxyAuthorization) {
             let forProxy = lines.filter(Transfer.isProxyAuthorization)
             lines.removeAll(where: Transfer.isProxyAuthorization)
-            if proxy?.kind.speaksHTTP == true { try easy.setProxyHeaders(forProxy) }
+            if proxy?.kind.speaksHTTP == true {
+                try easy.setProxyHeaders(forProxy)
+                proxyFields = forProxy
+            }
         }
         if !lines.isEmpty { try easy.setHeaders(lines) }
+        try decideConnectionPartition(proxyFields: proxyFields)
 
         try cafcurl_easy_setopt_write_function(easy.raw, CURLOPT_WRITEFUNCTION, transferWriteCallback).check("write callback")
         try easy.set(CURLOPT_WRITEDATA, pointer: userdata)
@@ -109,6 +114,29 @@ extension Transfer {
         let tunnels = proxy?.tunnels(scheme: scheme) ?? false
         awaitingTunnel = tunnels
         proxyMayAnswer = proxy?.kind.speaksHTTP == true && !tunnels
+    }
+
+    /// Keeps apart the connections of different proxy identities, on top of
+    /// the options' partition (policy, client identity). libcurl 7.88 reuses
+    /// a connection to an HTTP proxy — a CONNECT tunnel included — for any
+    /// transfer through the same proxy, whoever's credentials opened it: it
+    /// compares them for NTLM only. curl 8.19 compares the user and password
+    /// too (a fix some 7.88 builds carry, Debian's among them), but never a
+    /// Proxy-Authorization field in CURLOPT_PROXYHEADER. A tunnel opened as
+    /// one user would carry another's requests — or a request with no
+    /// credentials at all — and a proxy that authenticates at CONNECT counts
+    /// them as the first user's. `proxyFields`: the caller's
+    /// Proxy-Authorization lines sent to the proxy.
+    private func decideConnectionPartition(proxyFields: [String]) throws {
+        var credentials: [String] = []
+        if let proxy {
+            // In the proxy URL (an environment variable's userinfo), curl's
+            // own user and password for the proxy.
+            if let userInfo = proxy.userInfo { credentials += ["userinfo", userInfo] }
+            if let answer = options.credentials, answer.forProxy { credentials += ["answer", answer.user, answer.password] }
+            credentials += proxyFields
+        }
+        connectionPartition = try ConnectionPartitions.key(base: options.connectionPartition, proxyCredentials: credentials)
     }
 
     private func configureCredentials() throws {

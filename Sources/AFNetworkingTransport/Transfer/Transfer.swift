@@ -50,6 +50,11 @@ package final class Transfer: @unchecked Sendable {
     /// proxy every such head is the origin's, a 407 included (RFC 9110
     /// §15.5.8), so it names no proxy and no proxy challenge comes of it.
     var proxyMayAnswer = false
+    /// The partition whose connections this transfer may use and leaves
+    /// behind (`ConnectionPartitions`; nil: the multi handle's own), decided
+    /// in `configure()`: the options' (policy, client identity) and the
+    /// proxy credentials the transfer hands its proxy.
+    package internal(set) var connectionPartition: String?
     /// The proxy's refusal of CONNECT (a 407 is answered like any challenge).
     private var refusedTunnel: ReceivedResponse?
     /// The head of the response whose body is arriving, once complete.

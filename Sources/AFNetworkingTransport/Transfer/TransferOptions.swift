@@ -70,7 +70,9 @@ package struct TransferOptions: Sendable {
 
     /// Connections are reused only between transfers of the same partition:
     /// the security policy's, and the client identity's when there is one.
-    /// nil is the partition of the standard policy without an identity.
+    /// nil is the partition of the standard policy without an identity. The
+    /// transfer adds the proxy credentials it hands its proxy
+    /// (`Transfer.connectionPartition`).
     package var connectionPartition: String? {
         guard let identity = clientIdentity else { return tls.partition }
         return "\(tls.partition ?? "standard")|client:\(identity.fingerprint)"

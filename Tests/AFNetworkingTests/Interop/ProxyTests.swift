@@ -20,7 +20,8 @@ final class ProxyTests: SessionTasksTestCase {
         stoppers = []
     }
 
-    private func tinyproxy(credentials: (user: String, password: String)? = nil) throws -> TinyproxyFixture {
+    /// With `credentials`, the proxy accepts each of these users and nobody else.
+    private func tinyproxy(credentials: (user: String, password: String)...) throws -> TinyproxyFixture {
         let proxy = try TinyproxyFixture(credentials: credentials)
         stoppers.append(proxy.stop)
         return proxy
@@ -303,7 +304,7 @@ final class ProxyTests: SessionTasksTestCase {
     func testOnlyHeadsAProxyMayHaveSentNameIt() throws {
         let proxy = try tinyproxy()
         let endpoint = ProxyEndpoint(kind: .http, host: "127.0.0.1", port: proxy.port)
-        func options(_ url: URL, through endpoint: ProxyEndpoint) -> TransferOptions {
+        func transferOptions(_ url: URL, through endpoint: ProxyEndpoint) -> TransferOptions {
             var request = URLRequest(url: url)
             request.timeoutInterval = 15
             var options = TransferOptions(request: request)
@@ -315,7 +316,7 @@ final class ProxyTests: SessionTasksTestCase {
         }
 
         let (origin, _) = try httpsOrigin("/proxy-challenge")
-        let tunnelled = try runTransfer(options(origin, through: endpoint))
+        let tunnelled = try runTransfer(transferOptions(origin, through: endpoint))
         XCTAssertEqual(tunnelled.heads.value.map(\.status), [407])
         XCTAssertEqual(tunnelled.heads.value.map { $0.proxy == nil }, [true], "a head through the tunnel is the origin's")
         XCTAssertEqual(tunnelled.completion.value?.status, 407)
@@ -323,13 +324,13 @@ final class ProxyTests: SessionTasksTestCase {
         XCTAssertEqual(tunnelled.completion.value?.isTunnelRefusal, false)
 
         server.respond("/forwarded", status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"forwarded\"")])
-        let forwarded = try runTransfer(options(url("/forwarded"), through: endpoint))
+        let forwarded = try runTransfer(transferOptions(url("/forwarded"), through: endpoint))
         XCTAssertEqual(forwarded.completion.value?.status, 407)
         XCTAssertEqual(forwarded.completion.value?.proxy, endpoint, "through a forwarding proxy a 407 may be the proxy's")
 
         let guarded = try tinyproxy(credentials: ("alice", "s3cret"))
         let guardedEndpoint = ProxyEndpoint(kind: .http, host: "127.0.0.1", port: guarded.port)
-        let refused = try runTransfer(options(origin, through: guardedEndpoint))
+        let refused = try runTransfer(transferOptions(origin, through: guardedEndpoint))
         XCTAssertEqual(refused.heads.value.count, 0, "the proxy's answer to CONNECT is never reported as a head")
         XCTAssertEqual(refused.completion.value?.status, 407)
         XCTAssertEqual(refused.completion.value?.proxy, guardedEndpoint, "the proxy's refusal of CONNECT is its challenge")
@@ -379,6 +380,119 @@ final class ProxyTests: SessionTasksTestCase {
         XCTAssertNil(run(HTTPRequestOperation(request: direct)).error)
         for request in server.requests {
             XCTAssertNil(request.headers.first(name: "proxy-authorization"), "\(request.uri): proxy credentials never reach an origin")
+        }
+    }
+
+    // MARK: - One proxy identity per connection
+
+    /// A tunnel the proxy opened for one user never carries another user's
+    /// request, nor one without proxy credentials (curl would reuse it: it
+    /// matches a proxy connection by the proxy alone, and never compares a
+    /// Proxy-Authorization field), so the proxy never counts one user's
+    /// requests as another's.
+    func testATunnelOpenedForOneProxyUserNeverCarriesAnothersRequest() throws {
+        let proxy = try tinyproxy(credentials: ("alice", "s3cret"), ("bob", "hunter2"))
+        let nginx = try SharedServers.pkiNginx()
+        let tag = "identity-\(UUID().uuidString)"
+        func get(_ name: String, proxyAuthorization user: (name: String, password: String)?,
+                 configure: (HTTPRequestOperation) -> Void = { _ in }) throws -> (operation: HTTPRequestOperation, error: NSError?) {
+            let (url, policy) = try httpsOrigin("/teapot?\(tag)=\(name)")
+            var request = URLRequest(url: url)
+            request.timeoutInterval = 15
+            if let user {
+                let basic = "Basic " + Data("\(user.name):\(user.password)".utf8).base64EncodedString()
+                request.setValue(basic, forHTTPHeaderField: "Proxy-Authorization")
+            }
+            let operation = HTTPRequestOperation(request: request)
+            operation.connectionProxyDictionary = proxy.dictionary
+            operation.securityPolicy = policy
+            operation.responseSerializer.acceptableStatusCodes = nil
+            configure(operation)
+            return (operation, run(operation).error)
+        }
+        /// The serial number of the connection nginx served `name`'s request on (`conn=N`).
+        func connection(_ name: String) -> Substring? {
+            let marker = "\(tag)=\(name) HTTP"
+            guard nginx.logShows(marker), let line = nginx.accessLog.split(separator: "\n").first(where: { $0.contains(marker) }),
+                  let serial = line.range(of: "conn=") else { return nil }
+            return line[serial.upperBound...]
+        }
+
+        let alice = try get("alice", proxyAuthorization: ("alice", "s3cret"))
+        XCTAssertEqual(alice.operation.response?.statusCode, 418, "\(String(describing: alice.error))")
+        let bob = try get("bob", proxyAuthorization: ("bob", "hunter2"))
+        XCTAssertEqual(bob.operation.response?.statusCode, 418, "\(String(describing: bob.error))")
+        XCTAssertNotNil(connection("alice"))
+        XCTAssertNotNil(connection("bob"))
+        XCTAssertNotEqual(connection("alice"), connection("bob"), "bob's request went over alice's tunnel")
+        XCTAssertTrue(spin(until: { proxy.connectRequests.count >= 2 }, timeout: 3))
+        XCTAssertEqual(proxy.connectRequests.count, 2, "bob's request opened a tunnel of its own: \(proxy.connectRequests)")
+
+        // No proxy credentials: the proxy refuses the tunnel it is asked for,
+        // where alice's or bob's would have carried the request.
+        let nobody = try get("nobody", proxyAuthorization: nil)
+        XCTAssertEqual(nobody.error?.code, NSURLErrorUserAuthenticationRequired, "\(String(describing: nobody.error))")
+        XCTAssertNil(nobody.operation.response)
+        XCTAssertFalse(nginx.accessLog.contains("\(tag)=nobody"), "a request without proxy credentials reached the origin")
+
+        // Credentials answering the proxy's challenge have their own tunnel too.
+        let answered = try get("answered", proxyAuthorization: nil) { operation in
+            operation.setWillSendRequestForAuthenticationChallengeBlock { _, challenge in
+                challenge.sender?.use(URLCredential(user: "bob", password: "hunter2", persistence: .none), for: challenge)
+            }
+        }
+        XCTAssertEqual(answered.operation.response?.statusCode, 418, "\(String(describing: answered.error))")
+        XCTAssertNotNil(connection("answered"))
+        XCTAssertFalse([connection("alice"), connection("bob")].contains(connection("answered")),
+                       "the challenge's answer was carried by a tunnel another request's credentials opened")
+    }
+
+    /// The connection partition, without a network: one key per proxy
+    /// identity (the same identity shares it), derived from the credentials
+    /// but never holding them, and none of its own for credentials that do
+    /// not go to a proxy.
+    func testTheConnectionPartitionNamesTheProxyIdentityByDigest() throws {
+        func partition(header: String? = nil, credentials: TransferCredentials? = nil,
+                       through proxy: ProxyEndpoint? = ProxyEndpoint(kind: .http, host: "127.0.0.1", port: 9),
+                       url: String = "https://localhost:9/x") throws -> String? {
+            var request = URLRequest(url: URL(string: url)!)
+            request.setValue(header, forHTTPHeaderField: "Proxy-Authorization")
+            var options = TransferOptions(request: request)
+            options.proxies = ProxyConfiguration(http: proxy, https: proxy)
+            options.credentials = credentials
+            let transfer = try Transfer(options: options, delegate: RecordingDelegate())
+            defer { transfer.releaseResources() }
+            return transfer.connectionPartition
+        }
+        let alice = "Basic " + Data("alice:s3cret".utf8).base64EncodedString()
+        let bob = "Basic " + Data("bob:hunter2".utf8).base64EncodedString()
+        func answer(_ user: String, _ password: String, forProxy: Bool = true) -> TransferCredentials {
+            TransferCredentials(user: user, password: password, scheme: .basic, forProxy: forProxy)
+        }
+
+        XCTAssertNil(try partition(), "no proxy credentials: the standard partition")
+        let aliceKey = try XCTUnwrap(try partition(header: alice))
+        XCTAssertEqual(try partition(header: alice), aliceKey, "one identity, one partition: its connections are reused")
+        XCTAssertNotEqual(try partition(header: bob), aliceKey)
+        XCTAssertEqual(try partition(header: alice, url: "http://localhost:9/x"), aliceKey, "plain http through the proxy too")
+        XCTAssertNotNil(try partition(credentials: answer("alice", "s3cret")))
+        XCTAssertEqual(try partition(credentials: answer("alice", "s3cret")), try partition(credentials: answer("alice", "s3cret")))
+        XCTAssertNotEqual(try partition(credentials: answer("alice", "s3cret")), try partition(credentials: answer("alice", "other")))
+        XCTAssertNotEqual(try partition(credentials: answer("alice", "s3cret")), try partition(credentials: answer("bob", "hunter2")))
+        XCTAssertNotEqual(try partition(credentials: answer("ali", "ces3cret")), try partition(credentials: answer("alice", "s3cret")),
+                          "the user and password do not run together")
+        XCTAssertNotEqual(try partition(header: alice, credentials: answer("bob", "hunter2")), aliceKey)
+        let inURL = ProxyEndpoint(kind: .http, host: "127.0.0.1", port: 9, userInfo: "carol:pw")
+        XCTAssertNotNil(try partition(through: inURL), "credentials in the proxy URL count too")
+        XCTAssertNotEqual(try partition(through: inURL), try partition(through: ProxyEndpoint(kind: .http, host: "127.0.0.1", port: 9,
+                                                                                                 userInfo: "dave:pw")))
+
+        XCTAssertNil(try partition(header: alice, through: nil), "without a proxy the field is not sent: nothing to keep apart")
+        XCTAssertNil(try partition(credentials: answer("alice", "s3cret", forProxy: false)), "an origin's credentials are not the proxy's")
+        let answerKey = try XCTUnwrap(try partition(credentials: answer("alice", "s3cret")))
+        for key in [aliceKey, answerKey] {
+            XCTAssertFalse(key.contains("s3cret") || key.contains("alice") || key.contains(Data("alice:s3cret".utf8).base64EncodedString()),
+                           "the key holds no credential: \(key)")
         }
     }
 

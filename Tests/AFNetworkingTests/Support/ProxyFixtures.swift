@@ -46,8 +46,9 @@ final class TinyproxyFixture {
     private let process: Process
     var log: URL { directory.appendingPathComponent("tinyproxy.log") }
 
-    /// With `credentials`, every request must carry Basic proxy credentials (407 otherwise).
-    init(credentials: (user: String, password: String)? = nil) throws {
+    /// With `credentials`, every request must carry Basic proxy credentials
+    /// of one of these users (407 otherwise).
+    init(credentials: [(user: String, password: String)] = []) throws {
         let tinyproxy = try ProxyFixtures.requireBinary("tinyproxy", package: "tinyproxy", ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"])
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-tinyproxy-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -63,7 +64,7 @@ final class TinyproxyFixture {
         DisableViaHeader Yes
 
         """
-        if let credentials { config += "BasicAuth \(credentials.user) \(credentials.password)\n" }
+        for credential in credentials { config += "BasicAuth \(credential.user) \(credential.password)\n" }
         let configURL = directory.appendingPathComponent("tinyproxy.conf")
         try config.write(to: configURL, atomically: true, encoding: .utf8)
         process = try ProxyFixtures.start(tinyproxy, ["-d", "-c", configURL.path], port: port, log: directory.appendingPathComponent("tinyproxy.log"),
@@ -77,6 +78,13 @@ final class TinyproxyFixture {
     }
 
     func logShows(_ text: String, timeout: TimeInterval = 3) -> Bool { ProxyFixtures.logShows(log, text, timeout: timeout) }
+
+    /// The CONNECT requests logged so far (tinyproxy logs each as it reads
+    /// it, before it answers), refused ones included.
+    var connectRequests: [Substring] {
+        let contents = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        return contents.split(separator: "\n").filter { $0.contains("): CONNECT ") }
+    }
 
     func stop() {
         Fixtures.stop(process)
