@@ -39,10 +39,13 @@ enum AFNTool {
     /// script ends with `exec "$0" "$@"`), to set limits such as `ulimit -f`.
     /// `environment` adds to (or replaces) the test process's variables for
     /// the child only; the proxy variables of the test process are never passed on.
-    /// With `noting`, stderr is read as it comes and `Run.notedAfter` says when that text first appeared.
+    /// With `noting`, stderr is read as it comes and `Run.notedAfter` says when that text first appeared;
+    /// `whenNoted` runs (on a reader thread) at that moment, while afn still runs, so a test can let a
+    /// scripted server go on only once afn has printed something (an order, not a time).
     /// `directory`: the working directory (files `-O` names land there), else the test process's.
     static func run(_ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 60, shell: String? = nil,
-                    environment: [String: String] = [:], noting: String? = nil, directory: URL? = nil) throws -> Run {
+                    environment: [String: String] = [:], noting: String? = nil, whenNoted: (@Sendable () -> Void)? = nil,
+                    directory: URL? = nil) throws -> Run {
         let process = Process()
         if let directory { process.currentDirectoryURL = directory }
         if let shell {
@@ -100,6 +103,7 @@ enum AFNTool {
                 data.append(chunk)
                 if noted.value == nil, String(decoding: data, as: UTF8.self).contains(noting) {
                     noted.value = Date().timeIntervalSince(launchedAt)
+                    whenNoted?()
                 }
             }
             captured.withLock { $0.err = data }
