@@ -64,10 +64,13 @@ final class DeadlineTests: OperationTestCase {
     }
 
     func testAPausedOperationDoesNotSpendItsBudget() throws {
-        // Budget 2 s. Pause as soon as bytes arrive, stay paused 2.5 s (longer
+        // Budget 4 s. Pause as soon as bytes arrive, stay paused 4.5 s (longer
         // than the whole budget), resume: the deadline must come only after
-        // the rest of the budget has run, counted from the resume.
-        let budget: TimeInterval = 2
+        // the rest of the budget has run, counted from the resume. The first
+        // bytes must come before the budget is spent (else the deadline ends
+        // it before the pause), so the budget leaves seconds for a loaded
+        // machine; the ~8 s download still cannot finish within it.
+        let budget: TimeInterval = 4
         let operation = try slowDownload(budget: budget)
         let done = expectation(description: "finished")
         let ending = observe(operation, done)
@@ -75,12 +78,12 @@ final class DeadlineTests: OperationTestCase {
         operation.setDownloadProgressBlock { _, _, _ in firstBytes.value = true }
         let started = Date()
         OperationQueue().addOperation(operation)
-        XCTAssertTrue(spin(until: { firstBytes.value }, timeout: 5), "no bytes arrived")
+        XCTAssertTrue(spin(until: { firstBytes.value }, timeout: budget + 1), "no bytes arrived")
         operation.pause()
         let runBeforePause = Date().timeIntervalSince(started)
         XCTAssertTrue(operation.isPaused)
 
-        idle(2.5)
+        idle(budget + 0.5)
         XCTAssertEqual(ending.calls, 0, "the deadline fired while the operation was paused: \(String(describing: ending.error))")
         XCTAssertTrue(operation.isPaused)
 
@@ -97,19 +100,36 @@ final class DeadlineTests: OperationTestCase {
     }
 
     func testAPauseDoesNotPushASlowDownloadOverItsBudget() {
-        // 600 bytes dripped over ~0.6 s; budget 1.5 s; paused for 2 s in the
-        // middle. The running time stays within the budget, the wall time not.
+        // 600 bytes dripped 100 every 0.1 s; budget 3 s; paused for 3.5 s after
+        // the first 100. The running time (the first bytes, then the rest in
+        // ~0.5 s) stays within the budget, the wall time not. The entity has an
+        // ETag and the server honours `Range: bytes=N-`, so the resume continues
+        // where the pause left off instead of dripping it all again.
         let body = ModernSupport.pattern(600)
-        server.route("/drip") { _ in
-            var steps: [ScriptedServer.Step] = [.head(status: 200, headers: [("Content-Length", "600")])]
-            for index in 0..<6 {
-                steps.append(.body(body.subdata(in: index * 100..<(index + 1) * 100)))
+        let pauseCalled = Locked(false)
+        server.route("/drip") { request in
+            var steps: [ScriptedServer.Step]
+            let from: Int
+            if let range = request.headers.first(name: "range"), let start = Int(range.dropFirst(6).dropLast()) {
+                steps = [.head(status: 206, headers: [("Content-Length", "\(body.count - start)"), ("ETag", "\"d1\""),
+                                                      ("Content-Range", "bytes \(start)-\(body.count - 1)/\(body.count)")])]
+                from = start
+            } else {
+                // The rest only once the test has paused: the pause lands mid-body
+                // however late the test gets to it.
+                steps = [.head(status: 200, headers: [("Content-Length", "\(body.count)"), ("ETag", "\"d1\"")]),
+                         .body(body.subdata(in: 0..<100)), .waitUntil({ pauseCalled.value }, timeout: 30)]
+                from = 100
+            }
+            for offset in stride(from: from, to: body.count, by: 100) {
+                steps.append(.body(body.subdata(in: offset..<min(offset + 100, body.count))))
                 steps.append(.wait(0.1))
             }
             return steps + [.end]
         }
+        let budget: TimeInterval = 3
         let operation = HTTPRequestOperation(request: request("/drip"))
-        operation.timeoutIntervalForResource = 1.5
+        operation.timeoutIntervalForResource = budget
         let done = expectation(description: "finished")
         let ending = observe(operation, done)
         let firstBytes = Locked(false)
@@ -118,13 +138,16 @@ final class DeadlineTests: OperationTestCase {
         OperationQueue().addOperation(operation)
         XCTAssertTrue(spin(until: { firstBytes.value }, timeout: 5))
         operation.pause()
-        idle(2)
+        pauseCalled.value = true
+        idle(budget + 0.5)
         XCTAssertEqual(ending.calls, 0)
         operation.resume()
         wait(for: [done], timeout: 10)
-        XCTAssertNil(ending.error, "running time (~0.7 s) is within the 1.5 s budget")
+        XCTAssertNil(ending.error, "running time (~1 s) is within the 3 s budget")
         XCTAssertEqual(operation.responseData, body)
-        XCTAssertGreaterThan(Date().timeIntervalSince(started), 1.5, "the wall time exceeded the budget")
+        XCTAssertEqual(server.requests.count, 2, "the first request and the resume")
+        XCTAssertEqual(server.requests.last?.headers.first(name: "range")?.hasPrefix("bytes="), true, "the resume continued")
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), budget, "the wall time exceeded the budget")
     }
 
     func testTimePausedBeforeItEverRanIsNotCharged() throws {
@@ -165,24 +188,27 @@ final class DeadlineTests: OperationTestCase {
     }
 
     func testTheBudgetCoversEveryRetry() {
+        // Retry-After 2 s, budget 3 s: requests at ~0 s and ~2 s; a third would
+        // go at ~4 s, after the deadline. The second is sent in time even when
+        // the first answer is a second late.
         server.route("/busy") { _ in
-            [.head(status: 503, headers: [("Retry-After", "1"), ("Content-Length", "4")]), .body(Data("busy".utf8)), .end]
+            [.head(status: 503, headers: [("Retry-After", "2"), ("Content-Length", "4")]), .body(Data("busy".utf8)), .end]
         }
         let operation = HTTPRequestOperation(request: request("/busy"))
         var policy = RetryPolicy()
         policy.maximumAttempts = 10
         policy.maximumDelay = 5
         operation.retryPolicy = policy
-        operation.timeoutIntervalForResource = 1.5
+        operation.timeoutIntervalForResource = 3
         let started = Date()
-        let outcome = run(operation, timeout: 10)
+        let outcome = run(operation, timeout: 15)
         let elapsed = Date().timeIntervalSince(started)
         XCTAssertEqual(outcome.error?.domain, NSURLErrorDomain)
         XCTAssertEqual(outcome.error?.code, NSURLErrorTimedOut, "retries never extend the deadline")
-        // Deadline semantics: not before the 1.5 s budget, and within 3 times it.
-        XCTAssertGreaterThanOrEqual(elapsed, 1.3)
-        XCTAssertLessThan(elapsed, 4.5)
-        XCTAssertEqual(server.requests.count, 2, "sent at 0 s and 1 s; the deadline came before the third")
+        // Deadline semantics: not before the 3 s budget, and within 3 times it.
+        XCTAssertGreaterThanOrEqual(elapsed, 2.8)
+        XCTAssertLessThan(elapsed, 9)
+        XCTAssertEqual(server.requests.count, 2, "sent at 0 s and 2 s; the deadline came before the third")
     }
 
     func testTheManagerCopiesItsBudgetToItsOperations() {
