@@ -120,16 +120,22 @@ final class MetricsAndLoggingTests: OperationTestCase {
     }
 
     func testMetricsAreNilUntilTheOperationFinished() {
+        // The answer waits until the test has looked at the running operation
+        // (at most 30 s), so "still running" is certain, not a race with a delay.
+        let looked = Locked(false)
         server.route("/slow") { _ in
-            [.wait(0.8), .head(status: 200, headers: [("Content-Length", "2")]), .body(Data("ok".utf8)), .end]
+            [.waitUntil({ looked.value }, timeout: 30), .head(status: 200, headers: [("Content-Length", "2")]),
+             .body(Data("ok".utf8)), .end]
         }
-        let operation = HTTPRequestOperation(request: request("/slow"))
+        let operation = HTTPRequestOperation(request: request("/slow", timeout: 60))
         XCTAssertNil(operation.metrics, "not started")
         let done = expectation(description: "done")
         operation.setCompletionBlockWithSuccess({ _, _ in done.fulfill() }, failure: { _, _ in done.fulfill() })
         OperationQueue().addOperation(operation)
         XCTAssertTrue(spin(until: { operation.isExecuting }, timeout: 5))
         XCTAssertNil(operation.metrics, "still running")
+        XCTAssertFalse(operation.isFinished, "the answer is held until now")
+        looked.value = true
         wait(for: [done], timeout: 10)
         XCTAssertTrue(spin(until: { operation.isFinished }, timeout: 5))
         XCTAssertNotNil(operation.metrics)
