@@ -51,23 +51,29 @@ final class OffNetworkThreadTests: OperationTestCase {
     func testAThrottledUploadDoesNotHoldUpOtherRequests() throws {
         server.route("/upload") { _ in [.head(status: 200, headers: [("Content-Length", "0")]), .end] }
         server.respond("/quick", body: Data("q".utf8))
-        // 40 packets of 1 KiB, 0.25 s apart: about 10 s of upload.
+        // 40 packets of 1 KiB, 1.5 s apart: about 60 s of upload, more than the
+        // ten GETs can take (5 s each at most, else they fail on their own), so
+        // they end first however slow the machine; the upload is cancelled once
+        // they have, so the test never waits for it.
         let request = try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: url("/upload").absoluteString,
                                                                        parameters: nil) { form in
             form.appendPart(withFileData: Data(repeating: 1, count: 40 << 10), name: "f", fileName: "f.bin", mimeType: "application/octet-stream")
-            form.throttleBandwidth(withPacketSize: 1024, delay: 0.25)
+            form.throttleBandwidth(withPacketSize: 1024, delay: 1.5)
         }
         let upload = HTTPRequestOperation(request: request)
-        let uploadDone = Locked(false)
+        let uploadDone = Locked(false), uploadSending = Locked(false)
         upload.completionQueue = DispatchQueue(label: "upload")
+        upload.setUploadProgressBlock { _, _, _ in uploadSending.value = true }
         upload.setCompletionBlockWithSuccess({ _, _ in uploadDone.value = true }, failure: { _, _ in uploadDone.value = true })
         upload.start()
-        Thread.sleep(forTimeInterval: 0.3)
+        // The GETs go while the throttled upload is under way, not before it started.
+        XCTAssertTrue(spin { uploadSending.value }, "the upload sent nothing")
         for _ in 0..<10 {
             let outcome = run(HTTPRequestOperation(request: self.request("/quick")), timeout: 5)
             XCTAssertNil(outcome.error)
         }
         XCTAssertFalse(uploadDone.value, "the ten GETs finished while the throttled upload was still running")
+        XCTAssertFalse(server.requests.contains { $0.uri == "/upload" }, "the upload's body was still being sent")
         upload.cancel()
         XCTAssertTrue(spin { upload.isFinished })
     }
