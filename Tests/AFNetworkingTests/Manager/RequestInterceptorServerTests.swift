@@ -153,14 +153,20 @@ final class RequestInterceptorServerTests: OperationTestCase {
     func testASlowAdapterDoesNotHoldUpTheSessionVerb() throws {
         let manager = HTTPSessionManager(baseURL: server.baseURL)
         defer { manager.invalidateSessionCancelingTasks(true) }
+        // A blocking token store: it answers only once the test lets it, after
+        // the verb returned (at most 30 s). A verb that waited for the adapter
+        // would return only after that wait ran out, with the adapter answered.
+        let release = DispatchSemaphore(value: 0)
+        let adapterAnswered = Locked(false)
         manager.requestInterceptor = Interceptor(adaptHandler: { request, completion in
-            Thread.sleep(forTimeInterval: 1)   // a blocking token store
+            _ = release.wait(timeout: .now() + 30)
+            adapterAnswered.value = true
             completion(.success(TestTokenRefresher.bearer(request, "good")))
         })
         let done = expectation(description: "success")
-        let called = Date()
         let task = manager.get("data", parameters: nil, success: { _, _ in done.fulfill() }, failure: { _, _ in done.fulfill() })
-        XCTAssertLessThan(Date().timeIntervalSince(called), 0.5, "the verb returned before the adapter answered")
+        XCTAssertFalse(adapterAnswered.value, "the verb returned before the adapter answered")
+        release.signal()
         XCTAssertNotNil(task)
         wait(for: [done], timeout: 15)
         XCTAssertEqual((task?.response as? HTTPURLResponse)?.statusCode, 200)
