@@ -16,21 +16,27 @@ final class QueueBehaviourTests: OperationTestCase {
     }
 
     func testMaxConcurrentOperationCountIsRespected() {
+        // Requests the server has received and not yet ended: never more than
+        // the operations executing at once. A request leaves the count just
+        // before its end goes out, so before the client can finish that
+        // operation and the queue start another. The first answer is held
+        // until a second request has arrived (at most 10 s), so both slots are
+        // seen in use together however slow the machine, not only when the
+        // second request comes within a short answer's delay.
         let load = Locked((inFlight: 0, peak: 0))
+        let arrivals = Locked(0)
         server.route("/slow") { _ in
             load.withLock { $0.inFlight += 1; $0.peak = max($0.peak, $0.inFlight) }
-            return [.wait(0.1), .head(status: 200, headers: [("Content-Length", "1")]), .body(Data("x".utf8)), .end]
+            let hold: [ScriptedServer.Step] = arrivals.increment() == 1 ? [.waitUntil({ load.value.peak >= 2 }, timeout: 10)] : []
+            return hold + [.wait(0.1), .head(status: 200, headers: [("Content-Length", "1")]), .body(Data("x".utf8)),
+                           .perform({ load.withLock { $0.inFlight -= 1 } }), .end]
         }
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 2
-        let operations = (0..<8).map { _ -> HTTPRequestOperation in
-            let operation = HTTPRequestOperation(request: request("/slow"))
-            operation.completionQueue = DispatchQueue.global()
-            operation.setCompletionBlockWithSuccess({ _, _ in load.withLock { $0.inFlight -= 1 } }, failure: nil)
-            return operation
-        }
+        let operations = (0..<8).map { _ in HTTPRequestOperation(request: request("/slow")) }
         queue.addOperations(operations, waitUntilFinished: false)
-        XCTAssertTrue(spin(until: { operations.allSatisfy(\.isFinished) }, timeout: 20))
+        XCTAssertTrue(spin(until: { operations.allSatisfy(\.isFinished) }, timeout: 30))
+        XCTAssertTrue(operations.allSatisfy { $0.error == nil }, "\(operations.compactMap(\.error))")
         XCTAssertEqual(load.value.peak, 2)
     }
 

@@ -23,6 +23,10 @@ final class ScriptedServer: @unchecked Sendable {
         /// Waits until `condition` holds (checked every 10 ms), at most `timeout`
         /// seconds: the client has seen what came before.
         case waitUntil(@Sendable () -> Bool, timeout: TimeInterval)
+        /// Runs `action` on the server's event loop when the answer gets here
+        /// (a route's bookkeeping: say, counting an answer as given just
+        /// before its end goes out, before the client can have it).
+        case perform(@Sendable () -> Void)
         case end
         /// Ends a chunked body (a head without Content-Length) with these trailer fields.
         case endWithTrailers([(String, String)])
@@ -154,6 +158,9 @@ private final class RouteHandler: ChannelInboundHandler, @unchecked Sendable {
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             let deadline = NIODeadline.now() + .milliseconds(Int64(timeout * 1000))
             poll(condition, until: deadline, then: rest, context: bound, keepAlive: keepAlive)
+        case .perform(let action):
+            action()
+            play(rest, context: context, keepAlive: keepAlive)
         case .end:
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
