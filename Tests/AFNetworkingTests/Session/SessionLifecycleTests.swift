@@ -601,9 +601,17 @@ final class SessionLifecycleTests: SessionTransferTestCase {
 
 /// An HTTP/1.1 server that answers every request after `delay` with `body`,
 /// counting how many connections are open at once and how many requests are
-/// being answered at once.
+/// being answered at once. No answer goes before two requests have been in
+/// flight together (or 10 s after the first arrived, for a client that sends
+/// one at a time): a client that may use two connections is seen using both
+/// however slow the machine, not only when its second request comes within
+/// the first one's delay.
 private final class ConnectionProbeServer: @unchecked Sendable {
-    struct Counters { var open = 0; var maxOpen = 0; var inFlight = 0; var maxInFlight = 0; var served = 0 }
+    struct Counters {
+        var open = 0; var maxOpen = 0; var inFlight = 0; var maxInFlight = 0; var served = 0
+        /// When answers go even without a second request in flight (set by the first request).
+        var holdUntil: NIODeadline?
+    }
 
     let delay: TimeAmount
     let body: Data
@@ -643,6 +651,17 @@ private final class ConnectionProbeServer: @unchecked Sendable {
     fileprivate func requestAnswered() {
         state.withLock { $0.inFlight -= 1; $0.served += 1 }
     }
+
+    /// Whether answers may go: once two requests have been in flight together, or the hold has run out.
+    fileprivate func mayAnswer() -> Bool {
+        state.withLock { counters in
+            if counters.maxInFlight >= 2 { return true }
+            let now = NIODeadline.now()
+            let until = counters.holdUntil ?? now + .seconds(10)
+            counters.holdUntil = until
+            return now >= until
+        }
+    }
 }
 
 private final class ConnectionProbeHandler: ChannelInboundHandler, @unchecked Sendable {
@@ -656,9 +675,17 @@ private final class ConnectionProbeHandler: ChannelInboundHandler, @unchecked Se
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .end = unwrapInboundIn(data) else { return }
         server.requestStarted()
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        answerWhenAllowed(NIOLoopBound(context, eventLoop: context.eventLoop), on: context.eventLoop)
+    }
+
+    /// Answers after `delay` once the server lets answers go (checked every 10 ms on the event loop).
+    private func answerWhenAllowed(_ bound: NIOLoopBound<ChannelHandlerContext>, on eventLoop: EventLoop) {
+        guard server.mayAnswer() else {
+            eventLoop.scheduleTask(in: .milliseconds(10)) { self.answerWhenAllowed(bound, on: eventLoop) }
+            return
+        }
         let body = server.body
-        context.eventLoop.scheduleTask(in: server.delay) {
+        eventLoop.scheduleTask(in: server.delay) {
             let context = bound.value
             var headers = HTTPHeaders()
             headers.add(name: "Content-Length", value: "\(body.count)")
