@@ -69,14 +69,27 @@ final class NetworkActivityIndicatorTests: SessionTasksTestCase {
         indicator.completionDelay = 0
     }
 
+    /// A route whose answer waits until `condition` holds (at most 30 s): the
+    /// request certainly runs while the indicator shows it or the test counts
+    /// it, instead of racing the indicator's main-queue work against a delay.
+    private func routeHeld(_ path: String, status: Int = 200, until condition: @escaping @Sendable () -> Bool) {
+        server.route(path) { _ in
+            [.waitUntil(condition, timeout: 30),
+             .head(status: status, headers: [("Content-Type", "application/json"), ("Content-Length", "2")]),
+             .body(Data("{}".utf8)), .end]
+        }
+    }
+
     // MARK: On and off (3.2.1)
 
-    func testTurnsOnAndOffWhenARequestSucceeds() throws {
-        let manager = makeHTTPManager(baseURL: try SharedServers.httpbin().baseURL)
+    func testTurnsOnAndOffWhenARequestSucceeds() {
+        let manager = makeHTTPManager(baseURL: server.baseURL)
         immediate()
         let visibility = watchVisibility()
+        // Answered once the indicator is shown: "visible" comes before the end whatever the machine's load.
+        routeHeld("/held", until: { visibility.values.contains(true) })
         let call = verbCall()
-        manager.get("delay/1", parameters: nil, success: call.success, failure: call.failure)
+        manager.get("held", parameters: nil, success: call.success, failure: call.failure)
         wait(for: [visibility.shown, call.expectation, visibility.hidden], timeout: 15, enforceOrder: true)
         XCTAssertEqual(call.outcome.value.successes, 1)
         drainMainQueue()
@@ -94,14 +107,15 @@ final class NetworkActivityIndicatorTests: SessionTasksTestCase {
         assertOnAndOffForAFailure(status: 500)
     }
 
-    /// The failing request is served slowly by the scripted server, so that
-    /// with zero delays "visible" is reached before the request ends whatever
-    /// the machine's load (httpbin's /status/N answers in a few milliseconds).
+    /// The failing request is answered by the scripted server only once the
+    /// indicator is shown, so that with zero delays "visible" is reached
+    /// before the request ends whatever the machine's load (httpbin's
+    /// /status/N answers in a few milliseconds; a fixed delay is a race).
     private func assertOnAndOffForAFailure(status: Int, file: StaticString = #filePath, line: UInt = #line) {
-        routeSlowly("/status/\(status)", delay: 0.5, status: status)
         let manager = makeHTTPManager(baseURL: server.baseURL)
         immediate()
         let visibility = watchVisibility()
+        routeHeld("/status/\(status)", status: status, until: { visibility.values.contains(true) })
         let call = verbCall()
         manager.get("status/\(status)", parameters: nil, success: call.success, failure: call.failure)
         wait(for: [visibility.shown, call.expectation, visibility.hidden], timeout: 15, enforceOrder: true)
@@ -112,14 +126,17 @@ final class NetworkActivityIndicatorTests: SessionTasksTestCase {
     }
 
     func testVisibilityDelaysAreApplied() throws {
-        let manager = makeHTTPManager(baseURL: try SharedServers.httpbin().baseURL)
+        let manager = makeHTTPManager(baseURL: server.baseURL)
         indicator.activationDelay = 1.0
         indicator.completionDelay = 1.0
         let visibility = watchVisibility()
+        // Answered once the indicator is shown: it certainly shows before the
+        // request ends (a 2 s server delay raced the 1 s activation timer).
+        routeHeld("/held", until: { visibility.values.contains(true) })
         let succeededAt = Locked<Date?>(nil)
         let succeeded = expectation(description: "success")
         let start = Date()
-        manager.get("delay/2", parameters: nil, success: { _, _ in
+        manager.get("held", parameters: nil, success: { _, _ in
             succeededAt.value = Date()
             succeeded.fulfill()
         }, failure: nil)
@@ -132,35 +149,74 @@ final class NetworkActivityIndicatorTests: SessionTasksTestCase {
         XCTAssertGreaterThan(hiddenAt.timeIntervalSince(finishedAt), 0.99, "hidden only after completionDelay")
     }
 
+    /// A request that ends within the activation delay (1 s by default) is
+    /// never shown. The indicator sees a request through the main queue (its
+    /// notifications are posted there, the indicator's timers run there), so
+    /// the test keeps the main queue from running until the request has ended
+    /// and its resume and completion both wait there: as the indicator sees
+    /// it, the request is certainly shorter than the delay, however slow the
+    /// machine (a quick request that had to end within a second of wall time
+    /// was not). That the delay itself is waited out before anything shows
+    /// is `testVisibilityDelaysAreApplied`'s part.
     func testTheDefaultActivationDelayKeepsShortRequestsInvisible() {
         server.respond("/quick", headers: [("Content-Type", "application/json")], body: Data("{}".utf8))
         let manager = makeHTTPManager(baseURL: server.baseURL)
+        // Off the main queue, which the test does not run until the request has ended.
+        manager.completionQueue = DispatchQueue(label: "quick-request")
         XCTAssertEqual(indicator.activationDelay, 1.0)
         let called = expectation(description: "action block")
         called.isInverted = true
         indicator.setNetworkingActivityActionWithBlock { _ in called.fulfill() }
-        let call = verbCall()
-        manager.get("quick", parameters: nil, success: call.success, failure: call.failure)
-        wait(for: [call.expectation], timeout: 10)
-        XCTAssertTrue(spin(until: { self.indicator.activityCount == 0 }, timeout: 5))
-        // Past the activation delay: the request had ended, so nothing was shown.
-        wait(for: [called], timeout: 1.5)
+        drainMainQueue()
+        let ended = DispatchSemaphore(value: 0)
+        let succeeded = Locked(false)
+        manager.get("quick", parameters: nil, success: { _, _ in
+            succeeded.value = true
+            ended.signal()
+        }, failure: { _, _ in ended.signal() })
+        XCTAssertEqual(ended.wait(timeout: .now() + 10), .success, "the request ended")
+        XCTAssertTrue(succeeded.value)
+        // The completion is posted just after the success block: wait (bounded,
+        // without running the main queue) until it waits beside the resume.
+        let deadline = Date().addingTimeInterval(10)
+        while MainQueueNotifier.shared.waiting.count < 2 && Date() < deadline { usleep(1_000) }
+        XCTAssertGreaterThanOrEqual(MainQueueNotifier.shared.waiting.count, 2, "the resume and the completion wait for the main queue")
+        // Past the activation delay (counted from when the main queue ran
+        // again): the request had ended, so nothing was shown.
+        wait(for: [called], timeout: 2)
+        XCTAssertEqual(indicator.activityCount, 0)
         XCTAssertFalse(indicator.isNetworkActivityIndicatorVisible)
     }
 
-    func testOverlappingRequestsShowAndHideOnce() throws {
-        let manager = makeHTTPManager(baseURL: try SharedServers.httpbin().baseURL)
+    /// Two overlapping requests, with 1 s delays: shown once while both run,
+    /// still shown when one has ended, hidden only after the other ended. The
+    /// scripted server holds each answer until the test lets it go, so the
+    /// overlap and the order of the ends are certain, not a matter of seconds.
+    func testOverlappingRequestsShowAndHideOnce() {
+        let releaseShort = Locked(false), releaseLong = Locked(false)
+        routeHeld("/short", until: { releaseShort.value })
+        routeHeld("/long", until: { releaseLong.value })
+        let manager = makeHTTPManager(baseURL: server.baseURL)
         indicator.activationDelay = 1.0
         indicator.completionDelay = 1.0
         let visibility = watchVisibility()
         let long = verbCall("long request")
         let short = verbCall("short request")
-        manager.get("delay/3", parameters: nil, success: long.success, failure: long.failure)
-        manager.get("delay/2", parameters: nil, success: short.success, failure: short.failure)
-        // Shown while both run, hidden only after the longer one ended (the two
-        // requests may end in either order if the server is busy).
-        wait(for: [visibility.shown, long.expectation, visibility.hidden], timeout: 25, enforceOrder: true)
-        wait(for: [short.expectation], timeout: 5)
+        manager.get("long", parameters: nil, success: long.success, failure: long.failure)
+        manager.get("short", parameters: nil, success: short.success, failure: short.failure)
+        // Shown while both run (neither has an answer yet).
+        wait(for: [visibility.shown], timeout: 15)
+        XCTAssertTrue(spin(until: { self.indicator.activityCount == 2 }), "both requests are counted")
+        // One ends: the other still runs, so the indicator stays.
+        releaseShort.value = true
+        wait(for: [short.expectation], timeout: 10)
+        XCTAssertTrue(spin(until: { self.indicator.activityCount == 1 }))
+        drainMainQueue()
+        XCTAssertEqual(visibility.values, [true], "still shown while the other request runs")
+        XCTAssertTrue(indicator.isNetworkActivityIndicatorVisible)
+        // The other ends: hidden, after it.
+        releaseLong.value = true
+        wait(for: [long.expectation, visibility.hidden], timeout: 15, enforceOrder: true)
         XCTAssertEqual(long.outcome.value.successes, 1)
         XCTAssertEqual(short.outcome.value.successes, 1)
         drainMainQueue()
@@ -197,8 +253,9 @@ final class NetworkActivityIndicatorTests: SessionTasksTestCase {
         drainMainQueue()
         XCTAssertEqual(indicator.activityCount, 1)
 
-        // A real task is counted while it runs, once.
-        routeSlowly("/slow", delay: 0.5)
+        // A real task is counted while it runs, once (answered only once counted).
+        let counting: NetworkActivityIndicatorManager = self.indicator
+        routeHeld("/slow", until: { counting.activityCount == 2 })
         let runningProbe = makeProbe("running")
         let running = manager.dataTask(with: request("/slow"), completionHandler: runningProbe.data)
         runningProbe.task.value = running
@@ -218,9 +275,11 @@ final class NetworkActivityIndicatorTests: SessionTasksTestCase {
     }
 
     func testASuspendedTaskStopsCountingAndResumingCountsItAgain() {
-        routeSlowly("/slow", delay: 5)
+        // Never answered while the test runs (it cancels the task): the task
+        // runs whenever the test looks, however slow the machine.
+        routeSlowly("/slow", delay: 30)
         let manager = makeManager()
-        let task = manager.dataTask(with: request("/slow"), completionHandler: nil)
+        let task = manager.dataTask(with: request("/slow", timeout: 60), completionHandler: nil)
         task.resume()
         XCTAssertTrue(spin(until: { self.indicator.activityCount == 1 }))
         task.suspend()
@@ -263,7 +322,9 @@ final class NetworkActivityIndicatorTests: SessionTasksTestCase {
         indicator.incrementActivityCount()
         XCTAssertTrue(spin(until: { self.indicator.activityCount == 1 }))
 
-        routeSlowly("/slow", delay: 0.5)
+        // Answered only once counted: the count is seen while the task runs.
+        let counting: NetworkActivityIndicatorManager = self.indicator
+        routeHeld("/slow", until: { counting.activityCount == 2 })
         let manager = makeManager()
         let probe = makeProbe()
         let task = manager.dataTask(with: request("/slow"), completionHandler: probe.data)
@@ -300,9 +361,9 @@ final class NetworkActivityIndicatorTests: SessionTasksTestCase {
     // MARK: Operations (2.7 counted them too)
 
     func testOperationsAreCounted() {
-        routeSlowly("/operation", delay: 1.0)
         immediate()
         let visibility = watchVisibility()
+        routeHeld("/operation", until: { visibility.values.contains(true) })
         let operation = HTTPRequestOperation(request: request("/operation"))
         let outcome = run(operation)
         XCTAssertNil(outcome.error)
