@@ -32,8 +32,8 @@ final class ImageDownloaderCoalescingTests: ImageDownloaderTestCase {
             [.waitUntil({ everyCallReturned.value }, timeout: 30),
              .head(status: 200, headers: [("Content-Type", "image/png"), ("Content-Length", "\(png.count)")]), .body(png), .end]
         }
-        var request = URLRequest(url: server.baseURL.appendingPathComponent("held.png"))
-        request.timeoutInterval = 60
+        let request = URLRequest(url: server.baseURL.appendingPathComponent("held.png"), cachePolicy: .useProtocolCachePolicy,
+                                 timeoutInterval: 60)
         let downloader = self.downloader!
         let done = (0..<50).map { expectation(description: "caller \($0)") }
         let answers = (0..<50).map { _ in Locked(Answer()) }
