@@ -109,13 +109,13 @@ final class AFNHeadTruthTests: OperationTestCase {
     func testVerbosePrintsTheHeadWhenItArrives() throws {
         let headPrinted = Locked(false)
         let releasedByTheHead = Locked(false)
+        let headWasPrinted: @Sendable () -> Bool = {
+            guard headPrinted.value else { return false }
+            releasedByTheHead.value = true
+            return true
+        }
         server.route("/slow-body") { _ in
-            [.head(status: 200, headers: [("Content-Length", "4")]),
-             .waitUntil({
-                 guard headPrinted.value else { return false }
-                 releasedByTheHead.value = true
-                 return true
-             }, timeout: 20),
+            [.head(status: 200, headers: [("Content-Length", "4")]), .waitUntil(headWasPrinted, timeout: 20),
              .body(Data("late".utf8)), .end]
         }
         let run = try afn(["get", "-v", "--no-cache", url("/slow-body").absoluteString], noting: "< HTTP/1.1 200",
