@@ -155,15 +155,16 @@ final class AFNRequestCommandTests: XCTestCase {
         let server = try ScriptedServer()
         addTeardownBlock { server.shutdown() }
         server.route("/drip") { _ in
-            [.head(status: 200, headers: [("Content-Length", "4")]), .body(Data("ab".utf8)), .wait(5), .body(Data("cd".utf8)), .end]
+            [.head(status: 200, headers: [("Content-Length", "4")]), .body(Data("ab".utf8)), .wait(20), .body(Data("cd".utf8)), .end]
         }
-        let run = try AFNTool.run(["get", "--timeout", "1", server.baseURL.appendingPathComponent("drip").absoluteString])
+        let run = try AFNTool.run(["get", "--timeout", "3", server.baseURL.appendingPathComponent("drip").absoluteString])
         XCTAssertEqual(run.status, 28, run.stderr)
-        // An idle limit is not a total one: a body that keeps coming for 4 s outlives a 1 s idle limit.
-        server.route("/steady") { _ in AFNRequestCommandTests.drip(count: 20, every: 0.2) }
-        let steady = try AFNTool.run(["get", "--timeout", "1", server.baseURL.appendingPathComponent("steady").absoluteString])
+        // An idle limit is not a total one: a body that keeps coming for 5 s outlives a 3 s idle limit.
+        // (Gaps of 0.2 s against 3 s: a stalled second on a loaded machine is no idle time-out.)
+        server.route("/steady") { _ in AFNRequestCommandTests.drip(count: 25, every: 0.2) }
+        let steady = try AFNTool.run(["get", "--timeout", "3", server.baseURL.appendingPathComponent("steady").absoluteString])
         XCTAssertEqual(steady.status, 0, steady.stderr)
-        XCTAssertEqual(steady.stdout, Data(repeating: UInt8(ascii: "x"), count: 20))
+        XCTAssertEqual(steady.stdout, Data(repeating: UInt8(ascii: "x"), count: 25))
     }
 
     func testNothingListeningExits7() throws {
