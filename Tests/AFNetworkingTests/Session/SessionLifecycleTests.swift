@@ -654,10 +654,10 @@ private final class ConnectionProbeServer: @unchecked Sendable {
 
     /// Whether answers may go: once two requests have been in flight together, or the hold has run out.
     fileprivate func mayAnswer() -> Bool {
-        state.withLock { counters in
+        state.withLock { (counters: inout Counters) -> Bool in
             if counters.maxInFlight >= 2 { return true }
             let now = NIODeadline.now()
-            let until = counters.holdUntil ?? now + .seconds(10)
+            let until = counters.holdUntil ?? now + TimeAmount.seconds(10)
             counters.holdUntil = until
             return now >= until
         }
