@@ -81,6 +81,10 @@ final class MultipartBodyStream: PullInputStream, NSCopying {
                 }
             case .body:
                 if bodyRemaining == 0 {
+                    // Checked before the next boundary is produced: a part whose
+                    // source holds more than it declared fails the body here, so
+                    // the server never gets what looks like a complete body.
+                    if !sourceEndsHere() { return -1 }
                     finishPartSource()
                     advanceToNextPart()
                     continue
@@ -181,6 +185,50 @@ final class MultipartBodyStream: PullInputStream, NSCopying {
         }
     }
 
+    /// Whether the current part's source ends with its declared bytes; false
+    /// (the stream failed) when it holds more — a file that grew after the
+    /// part was appended, an input stream longer than its `length:` — or
+    /// cannot be read. Sending the declared bytes alone would cut the part
+    /// short without a word, and the server would take it as complete.
+    private func sourceEndsHere() -> Bool {
+        var probe: UInt8 = 0
+        switch parts[partIndex].source {
+        case .data:
+            return true
+        case .file:
+            guard let descriptor = fileHandle?.fileDescriptor else {
+                fail(shortSourceError())
+                return false
+            }
+            var count = 0
+            repeat {
+                count = Glibc.read(descriptor, &probe, 1)
+            } while count < 0 && errno == EINTR
+            if count < 0 {
+                fail(NSError(domain: NSPOSIXErrorDomain, code: Int(errno)))
+                return false
+            }
+            if count > 0 {
+                fail(longSourceError())
+                return false
+            }
+            return true
+        case let .stream(stream):
+            // A missing stream with a declared length of 0 is an empty part.
+            guard let stream = stream else { return true }
+            let count = stream.read(&probe, maxLength: 1)
+            if count < 0 || stream.streamStatus == .error {
+                fail(stream.streamError ?? shortSourceError())
+                return false
+            }
+            if count > 0 {
+                fail(longSourceError())
+                return false
+            }
+            return true
+        }
+    }
+
     private func advanceToNextPart() {
         partIndex += 1
         if partIndex < parts.count {
@@ -207,6 +255,15 @@ final class MultipartBodyStream: PullInputStream, NSCopying {
     private func shortSourceError() -> NSError {
         return requestSerializationError(code: NSURLErrorRequestBodyStreamExhausted,
                                          description: "A multipart part ended before its declared length")
+    }
+
+    /// A part whose source holds more than its declared length would be cut
+    /// short: the code and meaning of the transport's "body longer than its
+    /// Content-Length" (`NSURLErrorRequestBodyStreamExhausted`).
+    private func longSourceError() -> NSError {
+        let declared = parts[partIndex].bodyLength
+        return requestSerializationError(code: NSURLErrorRequestBodyStreamExhausted,
+                                         description: "A multipart part holds more than its declared \(declared) bytes (its file or stream changed after it was appended); the body was not completed")
     }
 
     // MARK: NSCopying

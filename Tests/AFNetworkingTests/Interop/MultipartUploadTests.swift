@@ -31,6 +31,23 @@ final class MultipartUploadTests: OperationTestCase {
         XCTAssertNotNil(seen.body.range(of: Data("name=\"field\"".utf8)))
     }
 
+    /// A file part that grew after it was appended fails the upload before
+    /// the body is complete: it was cut at its old length and the server
+    /// took the truncated file as the whole one.
+    func testAFilePartThatGrewFailsAndTheServerNeverGetsACompleteBody() throws {
+        server.respond("/upload", body: Data("ok".utf8))
+        let file = try temporaryFile(size: 10_000)
+        let request = try HTTPRequestSerializer().multipartFormRequest(withMethod: "POST", urlString: url("/upload").absoluteString,
+                                                                       parameters: nil) { form in
+            try form.appendPart(withFileURL: file, name: "file")
+        }
+        try Data(repeating: 9, count: 20_000).write(to: file)
+        let outcome = run(HTTPRequestOperation(request: request))
+        XCTAssertEqual(outcome.error?.domain, NSURLErrorDomain)
+        XCTAssertEqual(outcome.error?.code, NSURLErrorRequestBodyStreamExhausted)
+        XCTAssertTrue(server.requests.isEmpty, "no complete request reached the server")
+    }
+
     func testMultipartBodyIsRebuiltForA307Redirect() throws {
         server.route("/first") { _ in [.head(status: 307, headers: [("Location", "/second"), ("Content-Length", "0")]), .end] }
         server.respond("/second", body: Data("done".utf8))
