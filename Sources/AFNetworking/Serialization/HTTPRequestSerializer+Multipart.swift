@@ -42,6 +42,10 @@ extension HTTPRequestSerializer {
             }
         }
         try block?(formData)
+        // What an append method that cannot throw refused (see `problem`).
+        if let problem = formData.problem {
+            throw requestSerializationError(code: problem.code, description: problem.localizedDescription, request: request)
+        }
         return formData.requestByFinalizing(request)
     }
 

@@ -14,12 +14,14 @@ final class MultipartBodyPart {
     /// Header fields in the order they are written.
     let headers: [(String, String)]
     let source: Source
-    /// Exact number of body bytes; a source that runs short fails the stream.
+    /// Exact number of body bytes; a source that runs short or holds more fails the stream.
     let bodyLength: Int64
 
     init(headers: [(String, String)], source: Source, bodyLength: Int64) {
         self.headers = headers.map { (MultipartBodyPart.sanitized($0.0), MultipartBodyPart.sanitized($0.1)) }
         self.source = source
+        // Never negative here (a negative length is refused when the part is
+        // appended); the clamp only keeps the stream's arithmetic safe.
         self.bodyLength = max(0, bodyLength)
     }
 

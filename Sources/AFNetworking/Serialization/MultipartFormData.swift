@@ -21,7 +21,11 @@ public protocol MultipartFormData: AnyObject {
     /// followed); the file is streamed in chunks when sent.
     func appendPart(withFileURL fileURL: URL, name: String, fileName: String, mimeType: String) throws
 
-    /// Appends `length` bytes read from `inputStream` as a file part.
+    /// Appends `length` bytes read from `inputStream` as a file part. The stream
+    /// must hold exactly `length` bytes, or sending the body fails
+    /// (`NSURLErrorRequestBodyStreamExhausted`). A negative length cannot be
+    /// sent: the part is left out and `multipartFormRequest` throws
+    /// `NSURLErrorBadURL` in `AFURLRequestSerializationErrorDomain`.
     func appendPart(with inputStream: InputStream?, name: String, fileName: String, length: Int64, mimeType: String)
 
     /// Appends in-memory data as a file part.

@@ -1,3 +1,4 @@
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -9,6 +10,11 @@ final class StreamingMultipartFormData: MultipartFormData {
     let boundary: String
     let stringEncoding: String.Encoding
     private(set) var parts: [MultipartBodyPart] = []
+    /// The first part that could not be appended as given. The append methods
+    /// that do not throw (2.7's signatures) record it here instead of sending
+    /// something else, and `multipartFormRequest` throws it once the block
+    /// has run; the part itself is left out.
+    private(set) var problem: NSError?
     private var packetSize = Int.max
     private var delay: TimeInterval = 0
 
@@ -53,6 +59,16 @@ final class StreamingMultipartFormData: MultipartFormData {
     }
 
     func appendPart(with inputStream: InputStream?, name: String, fileName: String, length: Int64, mimeType: String) {
+        // A negative length (-1 for "unknown") is refused, not sent chunked:
+        // the whole body's Content-Length would be unknown (many servers
+        // refuse a chunked multipart upload) and the part's end could not be
+        // checked against anything. 2.7 announced it as a huge unsigned
+        // length; before, it became an empty part without a word.
+        guard length >= 0 else {
+            record(requestSerializationError(code: NSURLErrorBadURL,
+                                             description: "The input stream part \"\(RequestValidation.printable(name))\" has the length \(length); a multipart part needs its exact length in bytes"))
+            return
+        }
         parts.append(MultipartBodyPart(headers: fileHeaders(name: name, fileName: fileName, mimeType: mimeType),
                                        source: .stream(inputStream), bodyLength: length))
     }
@@ -76,6 +92,11 @@ final class StreamingMultipartFormData: MultipartFormData {
     func throttleBandwidth(withPacketSize numberOfBytes: Int, delay: TimeInterval) {
         packetSize = max(1, numberOfBytes)
         self.delay = max(0, delay)
+    }
+
+    /// Keeps the first problem; later ones are usually its consequences.
+    private func record(_ error: NSError) {
+        if problem == nil { problem = error }
     }
 
     private func fileHeaders(name: String, fileName: String, mimeType: String) -> [(String, String)] {
