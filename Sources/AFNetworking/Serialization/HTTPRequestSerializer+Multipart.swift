@@ -40,12 +40,12 @@ extension HTTPRequestSerializer {
                 }
                 formData.appendPart(withForm: data, name: pair.field)
             }
+            // A field name the form refused (a CR, LF or NUL): the block is not run.
+            if let error = formData.problemError(for: request) { throw error }
         }
         try block?(formData)
         // What an append method that cannot throw refused (see `problem`).
-        if let problem = formData.problem {
-            throw requestSerializationError(code: problem.code, description: problem.localizedDescription, request: request)
-        }
+        if let error = formData.problemError(for: request) { throw error }
         return formData.requestByFinalizing(request)
     }
 

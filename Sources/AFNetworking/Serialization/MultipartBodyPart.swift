@@ -11,14 +11,16 @@ final class MultipartBodyPart {
         case stream(InputStream?)
     }
 
-    /// Header fields in the order they are written.
+    /// Header fields in the order they are written. Written as they are:
+    /// `StreamingMultipartFormData` refuses a field that is not a token or
+    /// whose value holds a CR, LF or NUL before a part is made.
     let headers: [(String, String)]
     let source: Source
     /// Exact number of body bytes; a source that runs short or holds more fails the stream.
     let bodyLength: Int64
 
     init(headers: [(String, String)], source: Source, bodyLength: Int64) {
-        self.headers = headers.map { (MultipartBodyPart.sanitized($0.0), MultipartBodyPart.sanitized($0.1)) }
+        self.headers = headers
         self.source = source
         // Never negative here (a negative length is refused when the part is
         // appended); the clamp only keeps the stream's arithmetic safe.
@@ -40,24 +42,16 @@ final class MultipartBodyPart {
         return value
     }
 
-    /// Escapes a quoted-string value the way browsers do for form data (WHATWG HTML):
-    /// `"` → `%22`, CR → `%0D`, LF → `%0A`, so a name can neither end the quoted string
-    /// nor start a new header line or part.
+    /// Escapes a quoted-string value the way browsers do for form data (WHATWG
+    /// HTML, RFC 7578 §2's percent-encoding): `"` → `%22`, so a name cannot end
+    /// the quoted string. Other characters, non-ASCII included, are sent as
+    /// UTF-8 (RFC 7578 §5.1). A CR, LF or NUL never gets here: such a name is
+    /// refused when the part is appended.
     static func escapedQuotedValue(_ value: String) -> String {
         var result = ""
         for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": result += "%22"
-            case "\r": result += "%0D"
-            case "\n": result += "%0A"
-            default: result.unicodeScalars.append(scalar)
-            }
+            if scalar == "\"" { result += "%22" } else { result.unicodeScalars.append(scalar) }
         }
         return result
-    }
-
-    /// Header names and values from callers lose CR, LF and NUL, which would split the header block.
-    static func sanitized(_ text: String) -> String {
-        return String(String.UnicodeScalarView(text.unicodeScalars.filter { $0 != "\r" && $0 != "\n" && $0 != "\0" }))
     }
 }

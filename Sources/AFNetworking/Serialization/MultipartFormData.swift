@@ -7,8 +7,12 @@ public let kAFUploadStream3GSuggestedPacketSize = 1024 * 16
 public let kAFUploadStream3GSuggestedDelay: TimeInterval = 0.2
 
 /// Receives the parts of a `multipart/form-data` body (`AFMultipartFormData`).
-/// Names, file names and MIME types are escaped so that quotes or CR/LF in them
-/// cannot inject headers or parts.
+/// A `"` in a name or file name is percent-encoded (`%22`), as browsers do. A
+/// part that cannot be sent as given — a CR, LF or NUL in its name, file name,
+/// MIME type or a header value, a header name that is not a token — is
+/// refused, never sent changed: the throwing methods throw, the others leave
+/// the part out and `multipartFormRequest` throws the first such problem once
+/// the block has run (`NSURLErrorBadURL` in `AFURLRequestSerializationErrorDomain`).
 public protocol MultipartFormData: AnyObject {
     /// Appends a file part named `name`, with the file's name and a MIME type guessed
     /// from its extension. Throws when the URL is not a file URL, cannot be read, or
@@ -34,7 +38,8 @@ public protocol MultipartFormData: AnyObject {
     /// Appends a plain form field.
     func appendPart(withForm data: Data, name: String)
 
-    /// Appends a part with caller-supplied headers.
+    /// Appends a part with caller-supplied headers: each name must be an RFC 9110
+    /// token (not empty, no `:` or space) and no value may hold a CR, LF or NUL.
     func appendPart(withHeaders headers: [String: String]?, body: Data)
 
     /// Limits each read of the body stream to `numberOfBytes` and sleeps `delay` seconds after each.

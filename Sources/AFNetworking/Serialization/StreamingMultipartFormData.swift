@@ -54,6 +54,8 @@ final class StreamingMultipartFormData: MultipartFormData {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw requestSerializationError(code: NSURLErrorNoPermissionsToReadFile, description: "File URL is not readable.")
         }
+        // This one can throw: the problem is the caller's at once.
+        if let refused = Self.partProblem(name: name, fileName: fileName, mimeType: mimeType) { throw refused }
         parts.append(MultipartBodyPart(headers: fileHeaders(name: name, fileName: fileName, mimeType: mimeType),
                                        source: .file(fileURL), bodyLength: size))
     }
@@ -69,16 +71,19 @@ final class StreamingMultipartFormData: MultipartFormData {
                                              description: "The input stream part \"\(RequestValidation.printable(name))\" has the length \(length); a multipart part needs its exact length in bytes"))
             return
         }
+        if let refused = Self.partProblem(name: name, fileName: fileName, mimeType: mimeType) { return record(refused) }
         parts.append(MultipartBodyPart(headers: fileHeaders(name: name, fileName: fileName, mimeType: mimeType),
                                        source: .stream(inputStream), bodyLength: length))
     }
 
     func appendPart(withFileData data: Data, name: String, fileName: String, mimeType: String) {
+        if let refused = Self.partProblem(name: name, fileName: fileName, mimeType: mimeType) { return record(refused) }
         parts.append(MultipartBodyPart(headers: fileHeaders(name: name, fileName: fileName, mimeType: mimeType),
                                        source: .data(data), bodyLength: Int64(data.count)))
     }
 
     func appendPart(withForm data: Data, name: String) {
+        if let refused = Self.partProblem(name: name, fileName: nil, mimeType: nil) { return record(refused) }
         let headers = [("Content-Disposition", MultipartBodyPart.contentDisposition(name: name, fileName: nil))]
         parts.append(MultipartBodyPart(headers: headers, source: .data(data), bodyLength: Int64(data.count)))
     }
@@ -86,6 +91,7 @@ final class StreamingMultipartFormData: MultipartFormData {
     func appendPart(withHeaders headers: [String: String]?, body: Data) {
         // Sorted so the body, and so Content-Length tests, are deterministic.
         let ordered = (headers ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        if let refused = Self.headerProblem(in: ordered) { return record(refused) }
         parts.append(MultipartBodyPart(headers: ordered, source: .data(body), bodyLength: Int64(body.count)))
     }
 
@@ -94,9 +100,14 @@ final class StreamingMultipartFormData: MultipartFormData {
         self.delay = max(0, delay)
     }
 
-    /// Keeps the first problem; later ones are usually its consequences.
+    /// Keeps the first problem: the one met first in the caller's block.
     private func record(_ error: NSError) {
         if problem == nil { problem = error }
+    }
+
+    /// `problem` as `multipartFormRequest` throws it, naming `request`.
+    func problemError(for request: URLRequest) -> NSError? {
+        problem.map { requestSerializationError(code: $0.code, description: $0.localizedDescription, request: request) }
     }
 
     private func fileHeaders(name: String, fileName: String, mimeType: String) -> [(String, String)] {
