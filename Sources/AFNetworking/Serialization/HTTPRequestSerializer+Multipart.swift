@@ -76,7 +76,13 @@ private final class TransferBox: @unchecked Sendable {
     }
 }
 
-/// Copies a body stream to a file in fixed-size chunks.
+/// Copies a body stream to a file in fixed-size chunks. The copy goes to a
+/// temporary file beside the destination, which replaces the destination
+/// (rename(2), one step) only once the whole body is written and synced: a
+/// copy that fails leaves an existing file as it was and no partial file
+/// behind. (Opening the destination truncated it first, and a failure left a
+/// partial body there.) As rename(2) does, a symbolic link at the
+/// destination is itself replaced, not the file it names.
 enum MultipartFileWriter {
     static let chunkSize = 64 * 1024
 
@@ -84,15 +90,34 @@ enum MultipartFileWriter {
         guard let input = input else {
             return requestSerializationError(code: NSURLErrorBadURL, description: "The request has no body stream to write")
         }
-        guard fileURL.isFileURL, let output = OutputStream(url: fileURL, append: false) else {
+        guard fileURL.isFileURL else {
             return requestSerializationError(code: NSURLErrorBadURL, description: "Expected URL to be a file URL")
         }
-        input.open()
-        output.open()
-        defer {
-            input.close()
-            output.close()
+        let destination = fileURL.path
+        let directory = fileURL.deletingLastPathComponent().path
+        // Hidden, unique, in the destination's directory (so rename(2) stays
+        // on one file system), and never someone else's file (O_EXCL, O_NOFOLLOW).
+        let temporary = directory + "/." + fileURL.lastPathComponent + ".afn-\(getpid())-\(UInt32.random(in: .min ... .max)).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else {
+            return fileError("Cannot create a temporary file beside \(destination)", code: errno, path: temporary)
         }
+        var failure = copy(input, into: descriptor, path: temporary)
+        if failure == nil && fsync(descriptor) != 0 {
+            failure = fileError("Cannot write \(temporary)", code: errno, path: temporary)
+        }
+        close(descriptor)
+        if failure == nil && rename(temporary, destination) != 0 {
+            failure = fileError("Cannot move \(temporary) to \(destination)", code: errno, path: destination)
+        }
+        if failure != nil { unlink(temporary) }
+        return failure
+    }
+
+    /// Reads `input` to its end into `descriptor`: nil, or the error that stopped the copy.
+    private static func copy(_ input: InputStream, into descriptor: Int32, path: String) -> Error? {
+        input.open()
+        defer { input.close() }
         var buffer = [UInt8](repeating: 0, count: chunkSize)
         while true {
             let read = buffer.withUnsafeMutableBufferPointer { pointer -> Int in
@@ -107,14 +132,23 @@ enum MultipartFileWriter {
             while offset < read {
                 let written = buffer.withUnsafeBufferPointer { pointer -> Int in
                     guard let base = pointer.baseAddress else { return -1 }
-                    return output.write(base + offset, maxLength: read - offset)
+                    return Foundation.write(descriptor, base + offset, read - offset)
                 }
+                if written < 0 && errno == EINTR { continue }
                 if written <= 0 {
-                    return output.streamError ?? requestSerializationError(code: NSURLErrorCannotWriteToFile, description: "Writing the body failed")
+                    // write(2) returns 0 only for nothing to write; never loop on it.
+                    return fileError("Cannot write \(path)", code: written < 0 ? errno : EIO, path: path)
                 }
                 offset += written
             }
         }
+    }
+
+    /// `NSURLErrorCannotWriteToFile` with the POSIX error underneath.
+    private static func fileError(_ description: String, code: Int32, path: String) -> NSError {
+        let posix = NSError(domain: NSPOSIXErrorDomain, code: Int(code), userInfo: [NSFilePathErrorKey: path])
+        return requestSerializationError(code: NSURLErrorCannotWriteToFile,
+                                         description: "\(description): \(String(cString: strerror(code)))", underlying: posix)
     }
 }
 

@@ -312,6 +312,8 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     /// Writes the multipart body of `request` to `fileURL` in the background and returns
     /// the request without its body stream, for uploading from a file instead.
     /// `handler` runs on the main queue with nil or the error that stopped the copy.
+    /// The body goes to a temporary file beside `fileURL` that replaces it once
+    /// complete: a copy that fails leaves an existing file unchanged and no partial one.
     @preconcurrency
     open func request(withMultipartForm request: URLRequest, writingStreamContentsToFile fileURL: URL,
                       completionHandler handler: (@Sendable (Error?) -> Void)?) -> URLRequest {
