@@ -42,6 +42,8 @@ public protocol MultipartFormData: AnyObject {
     /// token (not empty, no `:` or space) and no value may hold a CR, LF or NUL.
     func appendPart(withHeaders headers: [String: String]?, body: Data)
 
-    /// Limits each read of the body stream to `numberOfBytes` and sleeps `delay` seconds after each.
+    /// Limits each read of the body stream to `numberOfBytes` and waits `delay`
+    /// seconds after each. A packet size of 0 or less, or a negative or
+    /// non-finite delay, means no throttling (and undoes an earlier call).
     func throttleBandwidth(withPacketSize numberOfBytes: Int, delay: TimeInterval)
 }

@@ -96,8 +96,17 @@ final class StreamingMultipartFormData: MultipartFormData {
     }
 
     func throttleBandwidth(withPacketSize numberOfBytes: Int, delay: TimeInterval) {
-        packetSize = max(1, numberOfBytes)
-        self.delay = max(0, delay)
+        // No packet size, or a delay that is negative or not a number of
+        // seconds, names no rate: no throttling. (A packet size of 0 became
+        // 1 byte per read, a few bytes a second: an upload that never ends;
+        // 2.7 read 0 bytes and sent an empty body.)
+        guard numberOfBytes > 0, delay >= 0, delay.isFinite else {
+            packetSize = Int.max
+            self.delay = 0
+            return
+        }
+        packetSize = numberOfBytes
+        self.delay = delay
     }
 
     /// Keeps the first problem: the one met first in the caller's block.

@@ -213,6 +213,26 @@ final class MultipartTests: XCTestCase {
         XCTAssertEqual(String(body.count), request.value(forHTTPHeaderField: "Content-Length"))
     }
 
+    /// A packet size of 0 or less, or a negative or non-finite delay, is no
+    /// throttling, and undoes an earlier throttle. A packet size of 0 became
+    /// 1 byte per read: with 3G's 0.2 s between reads, 5 bytes a second.
+    func testAThrottleWithoutARateIsNoThrottle() throws {
+        let settings: [(Int, TimeInterval)] = [(0, kAFUploadStream3GSuggestedDelay), (-1, 0.2), (Int.min, 0), (100, -1), (100, .infinity), (100, .nan)]
+        for (size, delay) in settings {
+            let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
+                form.appendPart(withFileData: Data(repeating: 7, count: 10_000), name: "d", fileName: "d", mimeType: "x/y")
+                form.throttleBandwidth(withPacketSize: 100, delay: 1)
+                form.throttleBandwidth(withPacketSize: size, delay: delay)
+            }
+            guard let stream = request.httpBodyStream as? MultipartBodyStream else { return XCTFail("not a multipart stream") }
+            XCTAssertNil(stream.throttle, "\(size), \(delay)")
+            var largest = 0
+            let body = drain(stream, chunk: 4096, maxReadSeen: &largest)
+            XCTAssertEqual(largest, 4096, "\(size), \(delay): reads are not limited")
+            XCTAssertEqual(String(body.count), request.value(forHTTPHeaderField: "Content-Length"))
+        }
+    }
+
     func testShortInputStreamFailsInsteadOfLyingAboutLength() throws {
         let request = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
             form.appendPart(with: InputStream(data: Data("short".utf8)), name: "s", fileName: "s", length: 50, mimeType: "x/y")
