@@ -150,9 +150,10 @@ final class RequestDriver: @unchecked Sendable {
         case start(URLRequest, output: OutputStream?, retry: TransferStateMachine.RetryPlan?, budget: ResourceBudget?, cancelled: Bool,
                    interception: InterceptionPlan? = nil)
         /// A task's `resume()`: starts it the first time (cancelled at once when
-        /// its session did not admit it), lets a suspended one continue later.
+        /// its session did not admit it, failed at once with `refusal` when the
+        /// request cannot be sent as made), lets a suspended one continue later.
         case resumeTask(URLRequest, bodyInMemory: Bool, retry: TransferStateMachine.RetryPlan?, budget: ResourceBudget?, admitted: Bool,
-                        interception: InterceptionPlan? = nil)
+                        interception: InterceptionPlan? = nil, refusal: NSError? = nil)
         /// A task's `suspend()`, only while it runs.
         case suspendTask
         /// An operation's `cancel()`.
@@ -392,13 +393,13 @@ final class RequestDriver: @unchecked Sendable {
             if let plan { core.interceptor = plan.interceptor }
             let interception = plan.map { TransferStateMachine.Interception(original: request, acceptableStatusCodes: $0.acceptableStatusCodes) }
             return core.machine.start(request, bodyInMemory: output == nil, retry: retry, cancelled: cancelled, interception: interception)
-        case .resumeTask(let request, let bodyInMemory, let retry, let budget, let admitted, let plan):
+        case .resumeTask(let request, let bodyInMemory, let retry, let budget, let admitted, let plan, let refusal):
             if core.machine.hasStarted { return core.machine.unsuspend() }
             core.budget = budget
             if !admitted { _ = core.machine.cancel(request) }
             if let plan { core.interceptor = plan.interceptor }
             let interception = plan.map { TransferStateMachine.Interception(original: request, acceptableStatusCodes: $0.acceptableStatusCodes) }
-            return core.machine.start(request, bodyInMemory: bodyInMemory, retry: retry, interception: interception)
+            return core.machine.start(request, bodyInMemory: bodyInMemory, retry: retry, interception: interception, refusal: refusal)
         case .suspendTask:
             guard core.machine.taskState == .running else { return .none }
             return core.machine.suspend()

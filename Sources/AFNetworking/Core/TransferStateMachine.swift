@@ -250,14 +250,19 @@ struct TransferStateMachine {
     /// counts itself cancelled (`Operation.isCancelled` is set before its
     /// `cancel()` reaches the machine, and a queue may start the operation on
     /// another thread in between): it ends cancelled and nothing is sent.
+    /// `refusal`: the request cannot be sent as it was made (a session
+    /// configuration's header that cannot be sent); it ends with that error
+    /// before the interceptor, the cache or the network sees it. Only session
+    /// tasks give one, and they never pause before they start.
     mutating func start(_ request: URLRequest, bodyInMemory: Bool, retry: RetryPlan? = nil, cancelled: Bool = false,
-                        interception: Interception? = nil) -> Action {
+                        interception: Interception? = nil, refusal: NSError? = nil) -> Action {
         switch state {
         case .waiting where cancelled, .pausedBeforeStart where cancelled:
             return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
         case .waiting(cancelled: true):
             return deliver(Outcome(failure: Self.cancellationError(for: request), request: request))
         case .waiting(cancelled: false):
+            if let refusal { return deliver(Outcome(failure: refusal, request: request)) }
             var journey = Journey(request: request, output: Output(inMemory: bodyInMemory))
             journey.retry = retry
             journey.interception = interception

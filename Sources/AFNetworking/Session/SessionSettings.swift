@@ -54,16 +54,27 @@ struct SessionSettings: @unchecked Sendable {
 
     /// `request` as the session sends it: the additional headers it does not
     /// set itself, and the configuration's cache policy when it asks for the
-    /// protocol's.
-    func applied(to request: URLRequest) -> URLRequest {
+    /// protocol's. `refusal` is the error the task fails with when resumed,
+    /// sending nothing: an additional header it would get cannot be sent (a
+    /// CR, LF or NUL in the value, a name that is not a token). corelibs'
+    /// `URLRequest.setValue` drops such a value without a word, and the
+    /// request went out without the field. A header the request sets itself
+    /// is not added, so it is not checked.
+    func applied(to request: URLRequest) -> (request: URLRequest, refusal: NSError?) {
         var applied = request
+        var refusal: NSError?
         for header in additionalHeaders where applied.value(forHTTPHeaderField: header.name) == nil {
+            if let problem = HeaderFieldValidation.problem(name: header.name, value: header.value, url: request.url,
+                                                           role: "session configuration's httpAdditionalHeaders field") {
+                if refusal == nil { refusal = problem }
+                continue
+            }
             applied.setValue(header.value, forHTTPHeaderField: header.name)
         }
         if applied.cachePolicy == .useProtocolCachePolicy && requestCachePolicy != .useProtocolCachePolicy {
             applied.cachePolicy = requestCachePolicy
         }
-        return applied
+        return (applied, refusal)
     }
 
     /// The engine-level limit for `url`'s host and port in this session (nil

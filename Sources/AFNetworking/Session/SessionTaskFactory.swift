@@ -43,15 +43,16 @@ struct SessionTaskFactory {
                       delivery: Delivery = .completionQueue) -> URLSessionDataTask {
         // First, so it becomes a child of the caller's current progress.
         let progress = TaskProgress(reported: .download, uploadBlock: uploadProgress, downloadBlock: downloadProgress)
-        let prepared = session.settings.applied(to: request)
-        return make(.data, request: prepared, completion: completion, progress: progress, destination: nil,
+        let (prepared, refusal) = session.settings.applied(to: request)
+        return make(.data, request: prepared, refusal: refusal, completion: completion, progress: progress, destination: nil,
                     expectedToSend: Self.bodyLength(of: prepared), delivery: delivery) { SessionDataTask(frontend: $0, identifier: $1) }
     }
 
     func makeUploadTask(_ request: URLRequest, body: UploadSource, completion: SessionTaskCompletion,
                         progress block: ProgressBlock? = nil, delivery: Delivery = .completionQueue) -> URLSessionUploadTask {
         let progress = TaskProgress(reported: .upload, uploadBlock: block, downloadBlock: nil)
-        var prepared = session.settings.applied(to: request)
+        let applied = session.settings.applied(to: request)
+        var prepared = applied.request
         let kind: SessionTaskKind.UploadBody
         var expected: Int64
         switch body {
@@ -77,7 +78,7 @@ struct SessionTaskFactory {
             kind = .stream
             expected = Self.bodyLength(of: prepared)
         }
-        return make(.upload(kind), request: prepared, completion: completion, progress: progress, destination: nil,
+        return make(.upload(kind), request: prepared, refusal: applied.refusal, completion: completion, progress: progress, destination: nil,
                     expectedToSend: expected, delivery: delivery) { SessionUploadTask(frontend: $0, identifier: $1) }
     }
 
@@ -87,27 +88,34 @@ struct SessionTaskFactory {
         let progress = TaskProgress(reported: .download, uploadBlock: nil, downloadBlock: block)
         let kind: SessionTaskKind.DownloadStart
         let request: URLRequest
+        let refusal: NSError?
         switch source {
         case .request(let given):
             kind = .fresh
-            request = session.settings.applied(to: given)
+            let applied = session.settings.applied(to: given)
+            request = applied.request
+            refusal = applied.refusal
         case .resumeData(let data):
             if let resume = DownloadResumeData.decode(data), let resumed = resume.request {
                 kind = .resuming(resume)
-                request = session.settings.applied(to: resumed)
+                let applied = session.settings.applied(to: resumed)
+                request = applied.request
+                refusal = applied.refusal
             } else {
                 // Nothing names a URL: the task fails when resumed, sending nothing.
                 let url = URL(string: "about:blank")!
                 kind = .unusable(DownloadResumeData.unusableError(url: nil, reason: "it was not made by this library or is damaged"))
                 request = URLRequest(url: url)
+                refusal = nil
             }
         }
-        return make(.download(kind), request: request, completion: completion, progress: progress, destination: destination,
+        return make(.download(kind), request: request, refusal: refusal, completion: completion, progress: progress, destination: destination,
                     expectedToSend: 0, delivery: delivery) { SessionDownloadTask(frontend: $0, identifier: $1) }
     }
 
+    /// `refusal`: the error the task fails with when resumed (see `SessionSettings.applied(to:)`).
     private func make<Task: URLSessionTask & ManagedSessionTask>(
-        _ kind: SessionTaskKind, request: URLRequest, completion: SessionTaskCompletion, progress: TaskProgress,
+        _ kind: SessionTaskKind, request: URLRequest, refusal: NSError?, completion: SessionTaskCompletion, progress: TaskProgress,
         destination: SessionTaskFrontend.Destination?, expectedToSend: Int64, delivery: Delivery,
         build: (SessionTaskFrontend, Int) -> Task
     ) -> Task {
@@ -128,7 +136,7 @@ struct SessionTaskFactory {
         session.register(identifier: identifier, accepting: manager != nil) { admitted in
             let driver = SessionTaskFrontend(kind: kind, request: request, context: context, completion: completion, progress: progress,
                                            destination: destination, identifier: identifier, bytesExpectedToSend: expectedToSend,
-                                           admitted: admitted)
+                                           admitted: admitted, refusal: refusal)
             let task = build(driver, identifier)
             progress.connect(to: driver)
             // The session keeps a registered task alive; one it did not take

@@ -203,11 +203,15 @@ final class SessionTaskFrontend: @unchecked Sendable {
     /// for a session whose manager is gone) is not: it completes with
     /// NSURLErrorCancelled when resumed.
     let admitted: Bool
+    /// The error the task fails with when resumed, sending nothing: its
+    /// request cannot be sent as the session would send it (a configuration
+    /// header that cannot be sent); nil for a task that can be sent.
+    let refusal: NSError?
     /// The tracer and context current when the task was made (nil: no tracer).
     let trace: TraceOrigin?
 
     init(kind: SessionTaskKind, request: URLRequest, context: Context, completion: SessionTaskCompletion, progress: TaskProgress,
-         destination: Destination?, identifier: Int, bytesExpectedToSend: Int64, admitted: Bool) {
+         destination: Destination?, identifier: Int, bytesExpectedToSend: Int64, admitted: Bool, refusal: NSError? = nil) {
         var configuration = TransferStateMachine.Configuration()
         configuration.consultsCache = !kind.isDownload && context.session.settings.cache != nil
         requestDriver = RequestDriver(configuration: configuration)
@@ -219,6 +223,7 @@ final class SessionTaskFrontend: @unchecked Sendable {
         self.originalRequest = request
         self.destination = destination
         self.admitted = admitted
+        self.refusal = refusal
         trace = TraceOrigin.current
         requestDriver.attach(self)
     }
@@ -255,7 +260,7 @@ final class SessionTaskFrontend: @unchecked Sendable {
         let budget = ResourceBudget(limit: context.session.settings.resourceTimeout, url: originalRequest.url,
                                     description: "the session's resource timeout")
         requestDriver.handle(.resumeTask(originalRequest, bodyInMemory: keepsBodyInMemory, retry: retryPlan, budget: budget,
-                                         admitted: admitted, interception: context.interception)) { change in
+                                         admitted: admitted, interception: context.interception, refusal: refusal)) { change in
             if change.before == .suspended && change.after == .running, let task {
                 MainQueueNotifier.shared.post(.AFNetworkingTaskDidResume, object: task, marks: .begins)
             }
