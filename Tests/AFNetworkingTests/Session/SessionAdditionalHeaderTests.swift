@@ -19,7 +19,9 @@ final class SessionAdditionalHeaderTests: SessionTransferTestCase {
     private func session(adding headers: [AnyHashable: Any]) -> URLSessionManager {
         let configuration = URLSessionConfiguration.default
         configuration.httpAdditionalHeaders = headers
-        return makeManager(configuration)
+        let manager = makeManager(configuration)
+        manager.responseSerializer = HTTPResponseSerializer()
+        return manager
     }
 
     /// `NSURLErrorBadURL` naming the configuration and `field`, never quoting `secret`.
