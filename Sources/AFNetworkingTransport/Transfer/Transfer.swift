@@ -175,7 +175,7 @@ package final class Transfer: @unchecked Sendable {
         } else {
             target = easy.info(string: CURLINFO_REDIRECT_URL).flatMap(URL.init(string:))
         }
-        guard let target, target.scheme != nil, target.host != nil else { return nil }
+        guard let target, target.scheme != nil else { return nil }
         // As written (still percent-encoded): taken from the string, not decoded and re-encoded.
         guard !target.absoluteString.contains("#"), let original = options.request.url?.absoluteString,
               let hash = original.firstIndex(of: "#"),
