@@ -18,10 +18,20 @@ struct ImageCacheLedger {
     private var accessCounter: UInt64 = 0
 
     /// 3.2.1's decoded size at scale 1: four bytes per pixel, whatever the
-    /// encoded size or format.
+    /// encoded size or format. The dimensions come from the image's header,
+    /// which a server writes: a header claiming 4294967295 × 4294967295 would
+    /// overflow (and trap), so the cost stops at `maximumCost` — far above any
+    /// capacity, so such an image is never kept, and low enough that no sum of
+    /// the costs held can overflow.
     static func cost(of image: Image) -> UInt64 {
-        UInt64(max(image.pixelWidth, 0)) * UInt64(max(image.pixelHeight, 0)) * 4
+        let pixels = UInt64(max(image.pixelWidth, 0)).multipliedReportingOverflow(by: UInt64(max(image.pixelHeight, 0)))
+        let bytes = pixels.partialValue.multipliedReportingOverflow(by: 4)
+        guard !pixels.overflow, !bytes.overflow else { return maximumCost }
+        return min(bytes.partialValue, maximumCost)
     }
+
+    /// 2^48 bytes (256 TiB): the most one image is said to cost.
+    static let maximumCost: UInt64 = 1 << 48
 
     private mutating func nextAccess() -> UInt64 {
         accessCounter += 1

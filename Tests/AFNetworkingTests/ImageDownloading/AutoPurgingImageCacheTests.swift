@@ -19,6 +19,19 @@ final class AutoPurgingImageCacheTests: XCTestCase {
 
     // MARK: - 3.2.1 behaviours
 
+    /// A header's dimensions are a server's word: 4294967295 × 4294967295
+    /// would overflow the cost (and trap). The cost stops far above any
+    /// capacity, so such an image is simply not kept.
+    func testAnImageClaimingHugeDimensionsIsNotKeptAndDoesNotTrap() throws {
+        let huge = try XCTUnwrap(Image(data: ImageSamples.png(Int(UInt32.max), Int(UInt32.max))))
+        let cache = AutoPurgingImageCache()
+        cache.add(huge, withIdentifier: "huge")
+        XCTAssertNil(cache.image(withIdentifier: "huge"), "over the capacity: purged at once")
+        XCTAssertEqual(cache.memoryUsage, 0)
+        cache.add(image(10, 10), withIdentifier: "small")
+        XCTAssertEqual(cache.memoryUsage, 400)
+    }
+
     func testImageIsReturnedForItsIdentifier() {
         cache.add(logo, withIdentifier: "logo")
         XCTAssertEqual(cache.image(withIdentifier: "logo"), logo)
