@@ -19,7 +19,8 @@ import FoundationNetworking
 final class BodyChunkBuffer: Sendable {
     fileprivate struct Core {
         var lifecycle = BodyChunkLifecycle()
-        var consumer: CheckedContinuation<Data?, Error>?
+        /// Suspended `next()` calls, oldest first (as many as the lifecycle counts).
+        var consumers: [CheckedContinuation<Data?, Error>] = []
         var headWaiter: (@Sendable (Result<URLResponse, NSError>) -> Void)?
         /// The head when it arrived before anyone waited for it.
         var earlyHead: Result<URLResponse, NSError>?
@@ -70,7 +71,7 @@ final class BodyChunkBuffer: Sendable {
         let (action, consumer, release) = core.withLock { core in
             let action = core.lifecycle.received(chunk)
             let consumer: CheckedContinuation<Data?, Error>?
-            if case .resumeConsumer = action { consumer = core.consumer; core.consumer = nil } else { consumer = nil }
+            if case .resumeConsumer = action { consumer = core.consumers.removeFirst() } else { consumer = nil }
             return (action, consumer, core.release)
         }
         switch action {
@@ -111,7 +112,7 @@ final class BodyChunkBuffer: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, Error>) in
                 let (action, release) = core.withLock { core -> (BodyChunkLifecycle.NextAction, (@Sendable (Int) -> Void)?) in
                     let action = core.lifecycle.next()
-                    if action == .wait { core.consumer = continuation }
+                    if action == .wait { core.consumers.append(continuation) }
                     return (action, core.release)
                 }
                 guard case .deliver(let delivery, let released) = action else { return }
@@ -139,13 +140,13 @@ final class BodyChunkBuffer: Sendable {
     fileprivate struct Work {
         var actions: BodyChunkLifecycle.EndActions
         var headWaiter: (@Sendable (Result<URLResponse, NSError>) -> Void)?
-        var consumer: CheckedContinuation<Data?, Error>?
+        var consumers: [CheckedContinuation<Data?, Error>] = []
         var release: (@Sendable (Int) -> Void)?
         var cancelTransfer: (@Sendable () -> Void)?
     }
 
     private func run(_ work: Work) {
-        if let consumer = work.consumer, let delivery = work.actions.consumer { Self.resume(consumer, with: delivery) }
+        for (consumer, delivery) in zip(work.consumers, work.actions.consumers) { Self.resume(consumer, with: delivery) }
         if let head = work.actions.head { work.headWaiter?(head) }
         if work.actions.released > 0 { work.release?(work.actions.released) }
         if work.actions.cancelTransfer { work.cancelTransfer?() }
@@ -177,9 +178,9 @@ extension BodyChunkBuffer.Core {
         var work = BodyChunkBuffer.Work(actions: actions, release: release,
                                         cancelTransfer: actions.cancelTransfer ? cancelTransfer : nil)
         if let head = actions.head { work.headWaiter = takeHeadWaiter(head) }
-        if actions.consumer != nil {
-            work.consumer = consumer
-            consumer = nil
+        if !actions.consumers.isEmpty {
+            work.consumers = consumers
+            consumers = []
         }
         if actions.cancelTransfer { cancelTransfer = nil }
         return work

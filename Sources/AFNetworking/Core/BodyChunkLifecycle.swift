@@ -61,8 +61,8 @@ struct BodyChunkLifecycle {
     struct EndActions: Equatable {
         /// Resume the head's waiter with this (nil: it was answered before, or nothing waits).
         var head: Result<URLResponse, NSError>?
-        /// Resume the suspended consumer with this.
-        var consumer: Delivery?
+        /// Resume the suspended consumers with these, oldest first.
+        var consumers: [Delivery] = []
         /// Bytes dropped from the buffer.
         var released = 0
         /// Stop the transfer (the consumer cancelled while it was running).
@@ -72,8 +72,10 @@ struct BodyChunkLifecycle {
     private(set) var phase = Phase.open
     /// Whether the head was handed to its waiter (once, by whichever event comes first).
     private(set) var headAnswered = false
-    /// A consumer is suspended in `next()`.
-    private(set) var consumerWaiting = false
+    /// Consumers suspended in `next()` (several iterators of one sequence
+    /// may wait at once: each chunk goes to the one that asked first).
+    private(set) var waitingConsumers = 0
+    var consumerWaiting: Bool { waitingConsumers > 0 }
     private var chunks: [Data] = []
     /// Index of the oldest chunk in `chunks` (taken ones are compacted away in bulk).
     private var first = 0
@@ -94,8 +96,8 @@ struct BodyChunkLifecycle {
     mutating func received(_ chunk: Data) -> ReceiveAction {
         guard phase == .open else { return .discard(released: chunk.count) }
         guard !chunk.isEmpty else { return .buffered }
-        if consumerWaiting {
-            consumerWaiting = false
+        if waitingConsumers > 0 {
+            waitingConsumers -= 1
             return .resumeConsumer(chunk, released: chunk.count)
         }
         chunks.append(chunk)
@@ -122,9 +124,10 @@ struct BodyChunkLifecycle {
                 actions.head = .failure(NSError(domain: NSURLErrorDomain, code: NSURLErrorBadServerResponse))
             }
         }
-        if consumerWaiting {
-            consumerWaiting = false
-            actions.consumer = takeEnd()
+        if waitingConsumers > 0 {
+            // The end (an error included) to the oldest; the others find the sequence over.
+            actions.consumers = [takeEnd()] + Array(repeating: .end, count: waitingConsumers - 1)
+            waitingConsumers = 0
         }
         return actions
     }
@@ -133,9 +136,10 @@ struct BodyChunkLifecycle {
 
     /// The consumer asks for the next chunk.
     mutating func next() -> NextAction {
-        precondition(!consumerWaiting, "ResponseBytes is iterated by one consumer at a time")
         switch phase {
         case .cancelled:
+            // Reported once; after it the sequence is over, as after an error.
+            phase = .drained
             return .deliver(.cancelled, released: 0)
         case .drained:
             return .deliver(.end, released: 0)
@@ -151,7 +155,7 @@ struct BodyChunkLifecycle {
                 return .deliver(.chunk(chunk), released: chunk.count)
             }
             if phase == .open {
-                consumerWaiting = true
+                waitingConsumers += 1
                 return .wait
             }
             return .deliver(takeEnd(), released: 0)
@@ -178,9 +182,10 @@ struct BodyChunkLifecycle {
         chunks = []
         first = 0
         bufferedBytes = 0
-        if consumerWaiting {
-            consumerWaiting = false
-            actions.consumer = .cancelled
+        if waitingConsumers > 0 {
+            actions.consumers = Array(repeating: .cancelled, count: waitingConsumers)
+            waitingConsumers = 0
+            phase = .drained   // reported: a later next() finds the sequence over
         }
         return actions
     }

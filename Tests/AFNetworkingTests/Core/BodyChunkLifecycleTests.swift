@@ -28,6 +28,27 @@ final class BodyChunkLifecycleTests: XCTestCase {
         XCTAssertTrue(life.consumerWaiting)
     }
 
+    /// Several iterators may wait at once: each chunk goes to the one that
+    /// asked first, the end reaches all of them (its error the oldest), as
+    /// does a cancel.
+    func testSeveralWaitingConsumersAreServedInTheOrderTheyAsked() {
+        var life = BodyChunkLifecycle()
+        XCTAssertEqual(life.next(), .wait)
+        XCTAssertEqual(life.next(), .wait)
+        XCTAssertEqual(life.received(a), .resumeConsumer(a, released: 2))
+        XCTAssertEqual(life.received(b), .resumeConsumer(b, released: 3))
+        XCTAssertFalse(life.consumerWaiting)
+        XCTAssertEqual(life.next(), .wait)
+        XCTAssertEqual(life.next(), .wait)
+        XCTAssertEqual(life.finished(response: response, error: dropped).consumers, [.failure(dropped), .end])
+        XCTAssertEqual(life.next(), .deliver(.end, released: 0))
+
+        var cancelled = BodyChunkLifecycle()
+        XCTAssertEqual(cancelled.next(), .wait)
+        XCTAssertEqual(cancelled.next(), .wait)
+        XCTAssertEqual(cancelled.cancel().consumers, [.cancelled, .cancelled])
+    }
+
     func testAWaitingConsumerGetsTheNextChunkDirectly() {
         var life = BodyChunkLifecycle()
         XCTAssertEqual(life.next(), .wait)
@@ -64,7 +85,7 @@ final class BodyChunkLifecycleTests: XCTestCase {
         var life = BodyChunkLifecycle()
         _ = life.headArrived()
         XCTAssertEqual(life.next(), .wait)
-        XCTAssertEqual(life.finished(response: response, error: dropped).consumer, .failure(dropped))
+        XCTAssertEqual(life.finished(response: response, error: dropped).consumers, [.failure(dropped)])
         XCTAssertFalse(life.consumerWaiting)
         XCTAssertEqual(life.next(), .deliver(.end, released: 0))
     }
@@ -96,6 +117,7 @@ final class BodyChunkLifecycleTests: XCTestCase {
         expected.cancelTransfer = true
         XCTAssertEqual(life.cancel(), expected)
         XCTAssertEqual(life.next(), .deliver(.cancelled, released: 0))
+        XCTAssertEqual(life.next(), .deliver(.end, released: 0), "reported once: then the sequence is over")
         XCTAssertEqual(life.received(b), .discard(released: 3))
         XCTAssertEqual(life.finished(response: response, error: nil), BodyChunkLifecycle.EndActions(), "the end of a cancelled stream does nothing")
         XCTAssertEqual(life.cancel(), BodyChunkLifecycle.EndActions(), "a second cancel does nothing")
@@ -103,7 +125,7 @@ final class BodyChunkLifecycleTests: XCTestCase {
         var waiting = BodyChunkLifecycle()
         _ = waiting.headArrived()
         _ = waiting.next()
-        XCTAssertEqual(waiting.cancel().consumer, .cancelled)
+        XCTAssertEqual(waiting.cancel().consumers, [.cancelled])
     }
 
     func testCancelBeforeTheHeadAnswersTheHeadWithCancelled() {

@@ -48,6 +48,25 @@ final class ResponseBytesTests: XCTestCase {
         }
     }
 
+    /// Two tasks iterating one sequence at once share its chunks (each goes
+    /// to the iterator that asked first) instead of trapping.
+    func testTwoConcurrentReadersShareTheChunks() async throws {
+        let total = 4 << 20
+        let received = try await modernBounded(60) { [client] () -> Int in
+            let (bytes, _) = try await client.stream("bytes/\(total)", via: .sessionTask)
+            async let first = Self.count(bytes)
+            async let second = Self.count(bytes)
+            return try await first + second
+        }
+        XCTAssertEqual(received, total, "every byte reached one reader or the other, once")
+    }
+
+    private static func count(_ bytes: ResponseBytes) async throws -> Int {
+        var total = 0
+        for try await chunk in bytes { total += chunk.count }
+        return total
+    }
+
     func testAnErrorStatusIsNotThrownAndItsBodyIsTheSequence() async throws {
         for front in Front.allCases {
             let (status, body) = try await modernBounded(30) { [client] in
