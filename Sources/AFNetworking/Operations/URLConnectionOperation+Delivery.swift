@@ -64,11 +64,19 @@ extension URLConnectionOperation: RequestFrontend {
         // it would start the paused operation, which would then hold one of
         // the queue's executing slots until resumed.
         let leaving = change.before == .ready && change.after != .paused ? nil : change.before.keyPath
+        var dependents: [URLConnectionOperation] = []
         if change.after == .finished {
-            settings.withLock { $0.startingQueue = nil }
+            dependents = settings.withLock { settings in
+                settings.startingQueue = nil
+                return settings.dependents.compactMap(\.operation)
+            }
             // Cancelled before its dependencies finished: they still point at it.
             if isCancelled { DependencyLifetime.hold(untilDependenciesFinish: self) }
         }
+        // Foundation reads each dependent's isReady inside this finish: no
+        // queue takes them in by it (`result()` still starts one nobody queued).
+        for dependent in dependents { dependent.dependencyEdits.wrappingAdd(1, ordering: .relaxed) }
+        defer { for dependent in dependents { dependent.dependencyEdits.wrappingSubtract(1, ordering: .relaxed) } }
         // The observer of isReady reads it back; that read is not a queue
         // taking the operation in (see `result()`), as for a dependency edit.
         let touchesReady = change.after == .ready || (change.before == .ready && leaving != nil)

@@ -92,6 +92,15 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
             /// download budget and this operation's share of its upload cap.
             var graphDownloadLimiter: TransferRateLimiter?
             var graphUploadShare: Int64 = 0
+            /// Operations of this library that depend on this one: Foundation
+            /// reads their `isReady` when this one finishes, which is no queue
+            /// taking them in (see `result()`).
+            var dependents: [WeakDependent] = []
+        }
+
+        /// A dependent, not kept alive by its dependency.
+        struct WeakDependent {
+            weak var operation: URLConnectionOperation?
         }
 
         /// The box of `Rare` settings: immutable, so reading a field costs no
@@ -154,6 +163,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         }
         var headReceived: (@Sendable (ReceivedResponse) -> Void)? {
             get { rareBox.value.headReceived } set { changeRare { $0.headReceived = newValue } }
+        }
+        var dependents: [WeakDependent] {
+            get { rareBox.value.dependents } set { changeRare { $0.dependents = newValue } }
         }
         var proxies: ProxySetting? {
             get { rareBox.value.proxies } set { changeRare { $0.proxies = newValue } }
@@ -407,6 +419,11 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
     open override func addDependency(_ operation: Operation) {
         dependencyEdits.wrappingAdd(1, ordering: .relaxed)
         defer { dependencyEdits.wrappingSubtract(1, ordering: .relaxed) }
+        if let dependency = operation as? URLConnectionOperation {
+            dependency.settings.withLock { settings in
+                settings.dependents = settings.dependents.filter { $0.operation != nil } + [Settings.WeakDependent(operation: self)]
+            }
+        }
         super.addDependency(operation)
     }
 

@@ -182,6 +182,23 @@ final class AsyncAwaitTests: OperationTestCase {
         XCTAssertTrue(finished)
     }
 
+    /// An operation whose dependency has finished, and that no queue holds,
+    /// is started by `result()`: Foundation reading its isReady while the
+    /// dependency finished is no queue taking it in.
+    func testResultStartsAnOperationWhoseAwaitedDependencyHasFinished() async throws {
+        server.respond("/first", headers: [("Content-Type", "text/plain")], body: Data("1".utf8))
+        server.respond("/second", headers: [("Content-Type", "text/plain")], body: Data("2".utf8))
+        let first = HTTPRequestOperation(request: request("/first"))
+        let second = HTTPRequestOperation(request: request("/second"))
+        first.responseSerializer = HTTPResponseSerializer()
+        second.responseSerializer = HTTPResponseSerializer()
+        second.addDependency(first)
+        let firstBody = try await modernBounded(10) { try await first.result().responseObject as? Data }
+        XCTAssertEqual(firstBody, Data("1".utf8))
+        let secondBody = try await modernBounded(10) { try await second.result().responseObject as? Data }
+        XCTAssertEqual(secondBody, Data("2".utf8))
+    }
+
     func testCancellingTheAwaitOfAnOperationWaitingForADependencyEndsIt() async throws {
         server.respond("/after", body: Data("late".utf8))
         let operation = HTTPRequestOperation(request: request("/after"))
