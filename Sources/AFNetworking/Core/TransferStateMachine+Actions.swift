@@ -123,6 +123,10 @@ extension TransferStateMachine {
         /// Credentials answered to challenges that the server took, to be
         /// remembered in the credential storage (their persistence allows it).
         var acceptedCredentials: [(credential: URLCredential, space: URLProtectionSpace)] = []
+        /// A resumed download that the server answered with an error status:
+        /// the resume data that still continues it, for whatever error its
+        /// completion reports (the transfer itself did not fail).
+        var resumeData: Data?
 
         init(failure error: NSError, response: ResponseValue? = nil, request: URLRequest, journey: Journey? = nil) {
             self.error = error

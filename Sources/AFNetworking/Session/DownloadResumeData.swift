@@ -35,6 +35,9 @@ struct DownloadResumeData: Codable, Equatable {
         guard let request, let url = request.url, (request.httpMethod ?? "GET").uppercased() == "GET",
               let response, response.statusCode == 200 || response.statusCode == 206, bytesWritten > 0,
               ResumeRules.canContinue(response) else { return nil }
+        // The caller's own Range: the file holds a part from some offset on,
+        // which a resume from its length would splice wrongly.
+        if earlier == nil, request.value(forHTTPHeaderField: "Range") != nil { return nil }
         let validator = ResumeRules.ifRangeValidator(etag: response.value(forField: "etag"), lastModified: response.value(forField: "last-modified"))
             ?? (response.statusCode == 206 ? earlier?.validator : nil)
         guard let validator else { return nil }

@@ -46,6 +46,17 @@ extension SessionTaskFrontend {
                 if isFile { object = movedTo }
                 if let moveError { error = moveError }
             }
+            if let resumeData = outcome.resumeData {
+                // A resume answered with an error status: no file, and the
+                // data that still continues the download rides on the error.
+                let status = outcome.statusCode.map(String.init) ?? "no status"
+                let base = (error as NSError?) ?? TransportErrors.make(NSURLErrorBadServerResponse, url: outcome.finalRequest?.url, underlying: nil,
+                                                                       description: "The download could not be resumed: the server answered \(status).")
+                var info = base.userInfo
+                info[URLSessionDownloadTaskResumeData] = resumeData
+                error = NSError(domain: base.domain, code: base.code, userInfo: info)
+                object = nil
+            }
             // Room for every key at once: growing a dictionary key by key rehashes it each time.
             var userInfo = [AnyHashable: Any](minimumCapacity: 4)
             if let serializer { userInfo[AFNetworkingTaskDidCompleteResponseSerializerKey] = serializer }

@@ -168,7 +168,13 @@ extension SessionTaskFrontend: RequestFrontend {
         let decided = requestDriver.handle(.fileIncomplete(resume: resume?.encoded(), plainCancel: plainCancel))
         guard case .resumeData(_, let kept, _) = decided else { preconditionFailure("fileIncomplete decides the resume data") }
         carryOut(decided)
-        guard let kept, let error = outcome.error else { return outcome }
+        guard let kept else { return outcome }
+        guard let error = outcome.error else {
+            // An error answer to a resume: the completion's error carries the data.
+            var final = outcome
+            final.resumeData = kept
+            return final
+        }
         var userInfo = error.userInfo
         userInfo[URLSessionDownloadTaskResumeData] = kept
         var final = outcome

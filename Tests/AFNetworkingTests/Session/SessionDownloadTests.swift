@@ -586,6 +586,58 @@ final class SessionDownloadTests: SessionTransferTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: target.path))
     }
 
+    /// A resume the server answers with an error status (a 503 while it is
+    /// busy) leaves the partial file for the resume data that the error
+    /// carries: a later resume finishes the file.
+    func testAResumeAnsweredWithAnErrorStatusHandsBackResumeDataThatStillFinishesTheFile() throws {
+        let body = pattern(300_000, salt: 12)
+        let busy = Locked(false)
+        server.route("/busy-resume") { request in
+            if busy.value { return [.head(status: 503, headers: [("Content-Length", "4")]), .body(Data("busy".utf8)), .end] }
+            if let range = request.headers.first(name: "range"), let start = Int(range.dropFirst(6).dropLast()) {
+                return [.head(status: 206, headers: [("ETag", "\"b1\""), ("Content-Length", "\(body.count - start)"),
+                                                     ("Content-Range", "bytes \(start)-\(body.count - 1)/\(body.count)")]),
+                        .body(body.subdata(in: start..<body.count)), .end]
+            }
+            return [.head(status: 200, headers: [("ETag", "\"b1\""), ("Content-Length", "\(body.count)")]),
+                    .body(body.subdata(in: 0..<120_000)), .close]
+        }
+        let manager = makeManager()
+        let (_, failed) = runDownload(manager, request("/busy-resume"), destination: { _, _ in URL(fileURLWithPath: "/nonexistent") })
+        let first = try XCTUnwrap(failed.error?.userInfo[URLSessionDownloadTaskResumeData] as? Data)
+
+        busy.value = true
+        let (_, refused) = runDownload(manager, resumeData: first, destination: { _, _ in
+            XCTFail("an error answer is never moved to the destination")
+            return URL(fileURLWithPath: "/nonexistent")
+        })
+        let error = try XCTUnwrap(refused.error, "a resume answered 503 fails")
+        let again = try XCTUnwrap(error.userInfo[URLSessionDownloadTaskResumeData] as? Data, "and its error carries resume data")
+
+        busy.value = false
+        let target = temporaryURL("busy-resume")
+        let (_, outcome) = runDownload(manager, resumeData: again, destination: { _, _ in target })
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(try? Data(contentsOf: target), body, "the partial file was kept for that data")
+        XCTAssertEqual(requests(to: "/busy-resume").last?.headers.first(name: "range"), "bytes=120000-")
+    }
+
+    /// A download of the caller's own range holds that part from its start:
+    /// resume data (which resumes from the file's length) would splice it wrongly.
+    func testADownloadOfTheCallersOwnRangeGivesNoResumeData() throws {
+        let body = pattern(300_000, salt: 13)
+        server.route("/own-range") { _ in
+            [.head(status: 206, headers: [("ETag", "\"r1\""), ("Content-Length", "\(body.count - 100)"),
+                                         ("Content-Range", "bytes 100-\(body.count - 1)/\(body.count)")]),
+             .body(body.subdata(in: 100..<50_000)), .close]
+        }
+        var ranged = request("/own-range")
+        ranged.setValue("bytes=100-", forHTTPHeaderField: "Range")
+        let (_, failed) = runDownload(makeManager(), ranged, destination: { _, _ in URL(fileURLWithPath: "/nonexistent") })
+        let error = try XCTUnwrap(failed.error)
+        XCTAssertNil(error.userInfo[URLSessionDownloadTaskResumeData], "no resume data for a part the caller asked for")
+    }
+
     func testATransportErrorMidBodyCarriesResumeDataThatFinishesTheFile() throws {
         let body = pattern(300_000, salt: 9)
         serveResumable("/dropped", body: body, split: 120_000, dropMidBody: true)
