@@ -1,3 +1,4 @@
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 
 extension URLConnectionOperation {
@@ -15,13 +16,21 @@ extension URLConnectionOperation {
     /// The completion blocks run as usual once the body has been handed over.
     public func makeResponseBytes() -> ResponseBytes {
         let (bytes, stream) = ResponseBytesLink.make { [weak self] in self?.cancel() }
-        guard driver.phase == .ready, !isFinished else {
+        // Decided in one step with start() taking the output (a queue may be
+        // starting the operation right now): installed before, or refused.
+        let installed = settings.withLock { settings -> (Bool, OutputStream?) in
+            guard !settings.outputTaken, !settings.finished else { return (false, nil) }
+            defer { settings.outputStream = stream }
+            return (true, settings.outputStream)
+        }
+        guard installed.0 else {
             stream.buffer.finish(response: nil, error: NSError(domain: NSURLErrorDomain, code: NSURLErrorUnknown, userInfo: [
                 NSLocalizedDescriptionKey: "makeResponseBytes() was called after the operation started.",
             ]))
             return bytes
         }
-        outputStream = stream
+        // A stream it replaces (a memory stream an `outputStream` read made) is done with.
+        if let replaced = installed.1, replaced !== stream { replaced.close() }
         return bytes
     }
 }

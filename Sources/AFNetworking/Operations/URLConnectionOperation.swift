@@ -56,6 +56,9 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         /// (`result()`, a graph); kept here rather than behind a lock of their
         /// own: a queued operation carries one lock less.
         var finished = false
+        /// `start()` took `outputStream` (decided with it, under this lock):
+        /// a stream installed later is not the output.
+        var outputTaken = false
         var finishWaiters: [@Sendable () -> Void] = []
         private var rareBox = RareBox.unset
 
@@ -499,6 +502,7 @@ open class URLConnectionOperation: Operation, NSCopying, @unchecked Sendable {
         let queue = OperationQueue.current
         let (request, stream, retry, limit, interceptor) = settings.withLock { settings in
             settings.startingQueue = queue
+            settings.outputTaken = true
             return (settings.request, settings.outputStream, settings.retryPolicy, settings.timeoutIntervalForResource, settings.requestInterceptor)
         }
         let interception = interceptor.map { InterceptionPlan(interceptor: $0, serializerAcceptableStatusCodes: serializerAcceptableStatusCodes) }

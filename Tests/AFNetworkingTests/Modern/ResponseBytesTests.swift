@@ -61,6 +61,30 @@ final class ResponseBytesTests: XCTestCase {
         XCTAssertEqual(received, total, "every byte reached one reader or the other, once")
     }
 
+    /// `makeResponseBytes()` racing a queue that starts the operation either
+    /// streams the body or throws `NSURLErrorUnknown` at once: never a
+    /// sequence that waits forever.
+    func testMakingTheSequenceWhileAQueueStartsTheOperationNeverHangs() async throws {
+        let url = try XCTUnwrap(server?.baseURL.appendingPathComponent("bytes/1000"))
+        let queue = OperationQueue()
+        let outcomes = try await modernBounded(60) { () -> [String] in
+            var outcomes: [String] = []
+            for _ in 0..<30 {
+                let operation = HTTPRequestOperation(request: URLRequest(url: url))
+                queue.addOperation(operation)
+                let bytes = operation.makeResponseBytes()
+                do {
+                    outcomes.append("\(try await Self.count(bytes))")
+                } catch {
+                    outcomes.append("\((error as NSError).code)")
+                }
+            }
+            return outcomes
+        }
+        XCTAssertEqual(outcomes.count, 30)
+        XCTAssertTrue(outcomes.allSatisfy { $0 == "1000" || $0 == "\(NSURLErrorUnknown)" }, "\(outcomes)")
+    }
+
     private static func count(_ bytes: ResponseBytes) async throws -> Int {
         var total = 0
         for try await chunk in bytes { total += chunk.count }
