@@ -125,8 +125,12 @@ extension SessionTaskFrontend: RequestFrontend {
         case .failure(let error):
             return error
         case .success(let (file, stream)):
-            // If the task ended meanwhile (a cancel racing the first hop), the file goes away.
-            carryOut(requestDriver.installDownloadFile(file, stream: stream))
+            // If the task ended meanwhile (a cancel racing the first hop), the file goes away
+            // — but a resumed one goes back where the caller's resume data names it, still good.
+            let action = requestDriver.installDownloadFile(file, stream: stream)
+            if case .removeFile = action, case .resuming(let resume) = start,
+               rename(file.path, resume.partialFilePath) == 0 { return nil }
+            carryOut(action)
             return nil
         }
     }

@@ -622,6 +622,39 @@ final class SessionDownloadTests: SessionTransferTestCase {
         XCTAssertEqual(requests(to: "/busy-resume").last?.headers.first(name: "range"), "bytes=120000-")
     }
 
+    /// A cancel that races a resumed task's first hop never leaves the
+    /// caller's resume data useless: either the cancel hands back new data,
+    /// or the partial file is back where the old data names it. After twenty
+    /// such races the download still finishes byte for byte.
+    func testACancelRacingAResumedTaskKeepsTheResumeDataGood() throws {
+        let body = pattern(300_000, salt: 14)
+        serveResumable("/raced", body: body, split: 120_000, dropMidBody: true)
+        let manager = makeManager()
+        let (_, failed) = runDownload(manager, request("/raced"), destination: { _, _ in URL(fileURLWithPath: "/nonexistent") })
+        var resumeData = try XCTUnwrap(failed.error?.userInfo[URLSessionDownloadTaskResumeData] as? Data)
+        for round in 0..<20 {
+            let task = manager.downloadTask(withResumeData: resumeData, progress: nil, destination: nil, completionHandler: nil)
+            task.resume()
+            let handed = expectation(description: "resume data \(round)")
+            let produced = Locked<Data?>(nil)
+            task.cancel(byProducingResumeData: { data in
+                produced.value = data
+                handed.fulfill()
+            })
+            wait(for: [handed], timeout: 10)
+            let decoded = try XCTUnwrap(DownloadResumeData.decode(resumeData))
+            if let fresh = produced.value {
+                resumeData = fresh
+            } else {
+                XCTAssertTrue(FileManager.default.fileExists(atPath: decoded.partialFilePath), "round \(round): the old data still names a file")
+            }
+        }
+        let target = temporaryURL("raced")
+        let (_, outcome) = runDownload(manager, resumeData: resumeData, destination: { _, _ in target })
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(try? Data(contentsOf: target), body)
+    }
+
     /// A download of the caller's own range holds that part from its start:
     /// resume data (which resumes from the file's length) would splice it wrongly.
     func testADownloadOfTheCallersOwnRangeGivesNoResumeData() throws {
