@@ -93,6 +93,21 @@ extension TransferStateMachine {
         }
     }
 
+    /// An outcome's rare fields (see `Outcome`), immutable.
+    // @unchecked: immutable after init; its references are to immutable objects.
+    final class OutcomeRare: @unchecked Sendable {
+        struct Fields {
+            var answeredChallenge = false
+            var credentialRecord: CredentialRecord?
+            var resumeData: Data?
+        }
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+        var answeredChallenge: Bool { fields.answeredChallenge }
+        var credentialRecord: CredentialRecord? { fields.credentialRecord }
+        var resumeData: Data? { fields.resumeData }
+    }
+
     /// How a request ended.
     struct Outcome {
         var response: ResponseValue?
@@ -116,17 +131,37 @@ extension TransferStateMachine {
         var servedFromCache = false
         /// The 304 that confirmed a cached entry, when one did.
         var revalidatedBy: ReceivedResponse?
+        /// What few outcomes carry, in one box: every outcome is copied
+        /// several times, and each inline field would cost every copy.
+        private var rare: OutcomeRare?
         /// The last hop answered the origin's challenge (401) with a
         /// credential: its answer belongs to that user, and is not stored
         /// where another request could be answered with it.
-        var answeredChallenge = false
+        var answeredChallenge: Bool {
+            get { rare?.answeredChallenge ?? false }
+            set { change { $0.answeredChallenge = newValue } }
+        }
+        /// The journey's challenge credentials (nil for almost every request).
+        var credentialRecord: CredentialRecord? {
+            get { rare?.credentialRecord }
+            set { if newValue != nil || rare != nil { change { $0.credentialRecord = newValue } } }
+        }
         /// Credentials answered to challenges that the server took, to be
         /// remembered in the credential storage (their persistence allows it).
-        var acceptedCredentials: [(credential: URLCredential, space: URLProtectionSpace)] = []
+        var acceptedCredentials: [(credential: URLCredential, space: URLProtectionSpace)] { credentialRecord?.accepted ?? [] }
         /// A resumed download that the server answered with an error status:
         /// the resume data that still continues it, for whatever error its
         /// completion reports (the transfer itself did not fail).
-        var resumeData: Data?
+        var resumeData: Data? {
+            get { rare?.resumeData }
+            set { change { $0.resumeData = newValue } }
+        }
+
+        private mutating func change(_ edit: (inout OutcomeRare.Fields) -> Void) {
+            var fields = rare?.fields ?? OutcomeRare.Fields()
+            edit(&fields)
+            rare = OutcomeRare(fields)
+        }
 
         init(failure error: NSError, response: ResponseValue? = nil, request: URLRequest, journey: Journey? = nil) {
             self.error = error
@@ -137,13 +172,13 @@ extension TransferStateMachine {
             redirects = journey?.redirects ?? 0
             finalRequest = request
             originalRequest = journey?.request ?? request
-            acceptedCredentials = journey?.acceptedCredentials ?? []
+            credentialRecord = journey?.credentialRecord
         }
 
         /// The answer `hop` received, the last of `journey`.
         init(success response: ResponseValue, hop: Hop, journey: Journey) {
             self.init(success: response, request: hop.request, journey: journey)
-            answeredChallenge = hop.credentials.map { !$0.forProxy } ?? false
+            if let credentials = hop.credentials, !credentials.forProxy { answeredChallenge = true }
         }
 
         init(success response: ResponseValue, request: URLRequest, journey: Journey) {
@@ -154,7 +189,7 @@ extension TransferStateMachine {
             redirects = journey.redirects
             finalRequest = request
             originalRequest = journey.request
-            acceptedCredentials = journey.acceptedCredentials
+            credentialRecord = journey.credentialRecord
         }
 
         init(cached: CachedURLResponse, journey: Journey) {
@@ -168,7 +203,7 @@ extension TransferStateMachine {
             entityBytes = Int64(cached.data.count)
             expectedLength = entityBytes
             originalRequest = journey.request
-            acceptedCredentials = journey.acceptedCredentials
+            credentialRecord = journey.credentialRecord
         }
 
         /// An outcome restored from an archive.

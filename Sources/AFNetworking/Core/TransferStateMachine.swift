@@ -75,6 +75,18 @@ struct TransferStateMachine {
         var heldBodyCut = false
     }
 
+    /// A journey's challenge credentials, immutable (a change makes a new
+    /// record, so journeys stay values).
+    // @unchecked: immutable after init; URLCredential and URLProtectionSpace are immutable objects.
+    final class CredentialRecord: @unchecked Sendable {
+        let onTrial: CredentialOnTrial?
+        let accepted: [(credential: URLCredential, space: URLProtectionSpace)]
+        init(onTrial: CredentialOnTrial?, accepted: [(credential: URLCredential, space: URLProtectionSpace)]) {
+            self.onTrial = onTrial
+            self.accepted = accepted
+        }
+    }
+
     /// A credential sent in answer to a challenge, not yet known to work.
     struct CredentialOnTrial {
         let credential: URLCredential
@@ -90,11 +102,20 @@ struct TransferStateMachine {
         var request: URLRequest
         var redirects = 0
         var authenticationFailures = 0
+        /// The credentials answered to challenges (nil for almost every
+        /// request: a nil reference costs a copied journey nothing).
+        var credentialRecord: CredentialRecord?
         /// A credential answered to a challenge, to be remembered (its
         /// persistence allows it) once a head shows the server took it.
-        var credentialOnTrial: CredentialOnTrial?
+        var credentialOnTrial: CredentialOnTrial? {
+            get { credentialRecord?.onTrial }
+            set { credentialRecord = CredentialRecord(onTrial: newValue, accepted: acceptedCredentials) }
+        }
         /// Credentials the server took: the driver stores them when the request ends.
-        var acceptedCredentials: [(credential: URLCredential, space: URLProtectionSpace)] = []
+        var acceptedCredentials: [(credential: URLCredential, space: URLProtectionSpace)] {
+            get { credentialRecord?.accepted ?? [] }
+            set { credentialRecord = CredentialRecord(onTrial: credentialOnTrial, accepted: newValue) }
+        }
         /// The cached entry a conditional hop is revalidating.
         var revalidating: CachedURLResponse?
         var output: Output

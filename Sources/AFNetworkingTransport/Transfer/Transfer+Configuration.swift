@@ -71,8 +71,9 @@ extension Transfer {
         try configureTLS()
         try configurePolicyVerification(userdata)
         try configureCredentials()
-        try configureMethodAndBody(request, userdata: userdata)
-        var lines = headerLines(for: request)
+        let (requestLines, contentLength) = headerLines(for: request)
+        try configureMethodAndBody(request, contentLength: contentLength, userdata: userdata)
+        var lines = requestLines
         var proxyFields: [String] = []
         // Proxy credentials the caller set go to the proxy alone: in the
         // origin's header list they would travel inside a CONNECT tunnel to
@@ -204,8 +205,8 @@ extension Transfer {
     /// frame the request wrongly — a value curl sends beside
     /// `Transfer-Encoding: chunked`, or bytes a server reads as the next
     /// request — so it is refused before anything is sent.
-    static func declaredContentLength(of request: URLRequest) throws -> Int64? {
-        guard let text = request.value(forHTTPHeaderField: "Content-Length") else { return nil }
+    static func declaredContentLength(_ text: String?, of request: URLRequest) throws -> Int64? {
+        guard let text else { return nil }
         let value = text.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
         func refuse(_ why: String) -> NSError {
             TransportErrors.make(NSURLErrorBadURL, url: request.url, underlying: nil,
@@ -221,7 +222,8 @@ extension Transfer {
         return length
     }
 
-    private func configureMethodAndBody(_ request: URLRequest, userdata: UnsafeMutableRawPointer) throws {
+    /// `contentLength`: the request's own `Content-Length` field, if any.
+    private func configureMethodAndBody(_ request: URLRequest, contentLength: String?, userdata: UnsafeMutableRawPointer) throws {
         let method = (request.httpMethod ?? "GET").uppercased()
         // A HEAD with content would go out as a POST (curl sends a body only
         // with POST or a custom method, and then waits for a response body a
@@ -230,7 +232,7 @@ extension Transfer {
             throw TransportErrors.make(NSURLErrorBadURL, url: request.url, underlying: nil,
                                        description: "The request is a HEAD with a body, which HEAD cannot carry (RFC 9110 §9.3.2); nothing was sent.")
         }
-        let declaredLength = try Self.declaredContentLength(of: request)
+        let declaredLength = try Self.declaredContentLength(contentLength, of: request)
         if let stream = request.httpBodyStream {
             let declared = declaredLength ?? -1
             // Read off the network thread, a bounded amount ahead of curl.
@@ -289,18 +291,22 @@ extension Transfer {
             && [UInt8(ascii: ":"), UInt8(ascii: ";")].contains(line.utf8.dropFirst(19).first)
     }
 
-    private func headerLines(for request: URLRequest) -> [String] {
+    /// The lines, and the value of the request's `Content-Length` (found on
+    /// the way: a lookup of its own costs a bridged string per request).
+    private func headerLines(for request: URLRequest) -> (lines: [String], contentLength: String?) {
         var lines: [String] = []
         var sendsExpect = false
+        var contentLength: String?
         for (name, value) in request.allHTTPHeaderFields ?? [:] {
             if !sendsExpect, name.utf8.count == 6, name.lowercased() == "expect" { sendsExpect = true }
+            if name.utf8.count == 14, name.lowercased() == "content-length" { contentLength = value }
             // "Name;" is curl's spelling for a header with an empty value.
             lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
         // curl announces a large or unknown-length body with
         // "Expect: 100-continue" and waits; Foundation never does.
         if !sendsExpect && (request.httpBody != nil || request.httpBodyStream != nil) { lines.append("Expect:") }
-        return lines
+        return (lines, contentLength)
     }
 }
 
