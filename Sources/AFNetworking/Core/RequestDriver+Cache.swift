@@ -128,13 +128,7 @@ extension RequestDriver {
     private func updateStoredAnswer(byHead head: ReceivedResponse, request: URLRequest, key: String, cache: URLCache,
                                     policyTag: String, sent: () -> URLRequest) {
         let index = CacheIndex.index(for: cache)
-        let entry: CacheIndex.Entry?
-        switch index.lookup(key) {
-        case .entry(let known): entry = known
-        case .absent: entry = nil
-        case .unknown: entry = index.load(request, key: key)
-        }
-        guard let entry else { return }
+        guard let entry = index.entry(for: request, key: key) else { return }
         switch CacheRules.update(of: entry, byHead: head, policyTag: policyTag, request: sent) {
         case .refresh(let merged): index.refresh(key: key, with: merged, for: request, receivedAt: Date())
         case .invalidate: index.invalidate(request, key: key)

@@ -129,6 +129,16 @@ package final class CacheIndex: Sendable {
         }
     }
 
+    /// The entry for `key`: what the index knows, or (for a URL it has not
+    /// seen) what `URLCache` holds for `request` (off the network thread).
+    func entry(for request: URLRequest, key: String) -> Entry? {
+        switch lookup(key) {
+        case .entry(let known): return known
+        case .absent: return nil
+        case .unknown: return load(request, key: key)
+        }
+    }
+
     /// Reads `URLCache` for a URL the index has not seen (off the network
     /// thread: this may read the disk), and remembers the answer.
     func load(_ request: URLRequest, key: String) -> Entry? {

@@ -96,12 +96,7 @@ enum CacheRules {
         // no-store in the request: neither answered from nor written to the cache.
         if asked.noStore && !asked.onlyIfCached { return .load }
         let index = CacheIndex.index(for: cache)
-        var entry: CacheIndex.Entry?
-        switch index.lookup(key) {
-        case .entry(let known): entry = known
-        case .absent: entry = nil
-        case .unknown: entry = index.load(request, key: key)
-        }
+        var entry = index.entry(for: request, key: key)
         // A response fetched under one security policy is never served to a
         // request under another (a cache hit would skip the handshake's checks),
         // nor one fetched with one client identity to a request with another.
