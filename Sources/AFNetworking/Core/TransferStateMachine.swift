@@ -509,25 +509,29 @@ struct TransferStateMachine {
     /// The head of the entity in the output and its bytes there, while the
     /// request runs or is paused (nil, 0: no head of it has arrived).
     var entityInOutput: (head: ReceivedResponse?, bytes: Int64) {
+        guard let output = outputInProgress else { return (nil, 0) }
+        return (output.entityHead, output.entityBytes)
+    }
+
+    /// The output of a request that runs or is paused (nil before its start
+    /// and once its outcome is decided).
+    private var outputInProgress: Output? {
         switch state {
         case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey, _),
              .waitingToRetry(let journey, _), .adapting(let journey, _), .decidingRetry(let journey, _, _):
-            return (journey.output.entityHead, journey.output.entityBytes)
+            return journey.output
         case .waiting, .pausedBeforeStart, .delivering, .completing, .finished, .modifying:
-            return (nil, 0)
+            return nil
         }
     }
 
     /// Bytes of the entity in the output (what a ranged resume skips).
     var entityBytesInOutput: Int64 {
         switch state {
-        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey, _),
-             .waitingToRetry(let journey, _), .adapting(let journey, _), .decidingRetry(let journey, _, _):
-            return journey.output.entityBytes
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome):
             return outcome.entityBytes
-        case .waiting, .pausedBeforeStart, .modifying:
-            return 0
+        default:
+            return outputInProgress?.entityBytes ?? 0
         }
     }
 
@@ -612,13 +616,10 @@ struct TransferStateMachine {
     /// The entity's full length as the current response announced it (-1 when unknown).
     var expectedEntityLength: Int64 {
         switch state {
-        case .running(let journey, _), .awaitingFollowUp(let journey, _), .paused(let journey), .lookingUpCache(let journey, _),
-             .waitingToRetry(let journey, _), .adapting(let journey, _), .decidingRetry(let journey, _, _):
-            return journey.output.expectedLength
         case .delivering(let outcome), .completing(let outcome), .finished(let outcome):
             return outcome.expectedLength
-        case .waiting, .pausedBeforeStart, .modifying:
-            return -1
+        default:
+            return outputInProgress?.expectedLength ?? -1
         }
     }
 
