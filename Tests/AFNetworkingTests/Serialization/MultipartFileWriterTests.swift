@@ -10,18 +10,7 @@ import XCTest
 /// destination once the whole body is written. It opened the destination
 /// itself, truncating an existing file first, and a copy that failed left a
 /// partial body there.
-final class MultipartFileWriterTests: XCTestCase {
-    let serializer = HTTPRequestSerializer()
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-multipart-writer-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
+final class MultipartFileWriterTests: MultipartTestCase {
 
     /// Runs the copy of `request`'s body to `target` and waits (bounded) for its handler.
     private func writeBody(of request: URLRequest, to target: URL) -> Error? {

@@ -11,25 +11,7 @@ import XCTest
 /// the closing boundary: the server took a truncated file as complete. Now
 /// the body stream fails before the closing boundary, as it already did for
 /// a source that runs short.
-final class MultipartSourceLengthTests: XCTestCase {
-    let serializer = HTTPRequestSerializer()
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-multipart-length-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    private func file(_ name: String, _ contents: Data) throws -> URL {
-        let url = directory.appendingPathComponent(name)
-        try contents.write(to: url)
-        return url
-    }
-
+final class MultipartSourceLengthTests: MultipartTestCase {
     /// Reads `stream` in `chunk`-sized reads until it ends or fails (bounded):
     /// what it produced, and its error when a read returned -1.
     private func drainToEnd(_ stream: InputStream?, chunk: Int = 4096) -> (produced: Data, error: NSError?) {

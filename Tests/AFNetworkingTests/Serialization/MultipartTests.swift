@@ -5,25 +5,7 @@ import FoundationNetworking
 import XCTest
 @testable import AFNetworking
 
-final class MultipartTests: XCTestCase {
-    let serializer = HTTPRequestSerializer()
-    var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("afn-multipart-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    private func file(_ name: String, _ contents: Data) throws -> URL {
-        let url = directory.appendingPathComponent(name)
-        try contents.write(to: url)
-        return url
-    }
-
+final class MultipartTests: MultipartTestCase {
     /// Reads a stream to its end in `chunk`-sized reads, failing the test on a stream error.
     private func drain(_ stream: InputStream?, chunk: Int = 4096, maxReadSeen: UnsafeMutablePointer<Int>? = nil) -> Data {
         guard let stream = stream else { XCTFail("no stream"); return Data() }
