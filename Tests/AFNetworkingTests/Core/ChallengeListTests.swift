@@ -9,20 +9,28 @@ import XCTest
 final class ChallengeListTests: XCTestCase {
     private typealias Challenge = ChallengeList.Challenge
 
+    /// The challenges of one `WWW-Authenticate` field holding `value`.
+    private func parse(_ value: String) -> [Challenge] {
+        let url = URL(string: "http://127.0.0.1:9/")!
+        let response = ReceivedResponse(url: url, statusCode: 401, statusLine: "HTTP/1.1 401 Unauthorized",
+                                        fields: [("WWW-Authenticate", value)])
+        return ChallengeList.challenges(in: response, field: "www-authenticate")
+    }
+
     func testSeveralChallengesInOneField() {
-        XCTAssertEqual(ChallengeList.parse(#"Bearer realm="a", Basic realm="b""#),
+        XCTAssertEqual(parse(#"Bearer realm="a", Basic realm="b""#),
                        [Challenge(scheme: "bearer", parameters: ["realm": "a"]), Challenge(scheme: "basic", parameters: ["realm": "b"])])
-        XCTAssertEqual(ChallengeList.parse("Negotiate, Basic realm=x"),
+        XCTAssertEqual(parse("Negotiate, Basic realm=x"),
                        [Challenge(scheme: "negotiate"), Challenge(scheme: "basic", parameters: ["realm": "x"])])
-        XCTAssertEqual(ChallengeList.parse("Negotiate abc/+==, Basic"),
+        XCTAssertEqual(parse("Negotiate abc/+==, Basic"),
                        [Challenge(scheme: "negotiate"), Challenge(scheme: "basic")], "a token68 is no parameter")
     }
 
     func testParametersFollowTheirChallengeAndQuotedTextIsNotParsed() {
-        let digest = ChallengeList.parse(#"Digest nonce="realm=evil, x", realm = "in \"side\"", qop=auth"#)
+        let digest = parse(#"Digest nonce="realm=evil, x", realm = "in \"side\"", qop=auth"#)
         XCTAssertEqual(digest, [Challenge(scheme: "digest", parameters: ["nonce": "realm=evil, x", "realm": #"in "side""#, "qop": "auth"])])
-        XCTAssertEqual(ChallengeList.parse(#"realm="orphan", Basic"#), [Challenge(scheme: "basic")], "a parameter before any scheme belongs to none")
-        XCTAssertEqual(ChallengeList.parse(""), [])
+        XCTAssertEqual(parse(#"realm="orphan", Basic"#), [Challenge(scheme: "basic")], "a parameter before any scheme belongs to none")
+        XCTAssertEqual(parse(""), [])
     }
 
     func testTheOfferIsTheStrongestSchemeOfAnyFieldWithItsOwnRealm() throws {

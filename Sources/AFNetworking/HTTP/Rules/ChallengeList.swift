@@ -1,3 +1,4 @@
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 
 /// The challenges of one `WWW-Authenticate` / `Proxy-Authenticate` field
@@ -13,9 +14,19 @@ enum ChallengeList {
         var parameters: [String: String] = [:]
     }
 
-    static func parse(_ value: String) -> [Challenge] {
+    /// The challenges of `response`'s `field` (lowercase), every field of
+    /// that name in order. The list is split by the response's own list
+    /// walker (commas outside quoted strings); each member is a scheme or a
+    /// parameter of the scheme before it.
+    static func challenges(in response: ReceivedResponse, field: StaticString) -> [Challenge] {
+        var members: [String] = []
+        response.forEachListMember(ofField: field) { members.append(String(decoding: $0.bytes, as: UTF8.self)) }
+        return parse(members: members)
+    }
+
+    static func parse(members: [String]) -> [Challenge] {
         var challenges: [Challenge] = []
-        for item in items(of: value) {
+        for item in members {
             var scanner = Scanner(Substring(item))
             guard let first = scanner.token() else { continue }
             scanner.skipSpaces()
@@ -42,27 +53,6 @@ enum ChallengeList {
             challenges.append(challenge)
         }
         return challenges
-    }
-
-    /// The list's members: split at commas outside quoted strings, trimmed.
-    private static func items(of value: String) -> [String] {
-        var items: [String] = []
-        var current = ""
-        var quoted = false, escaped = false
-        for character in value {
-            if quoted {
-                current.append(character)
-                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { quoted = false }
-            } else if character == "," {
-                items.append(current)
-                current = ""
-            } else {
-                if character == "\"" { quoted = true }
-                current.append(character)
-            }
-        }
-        items.append(current)
-        return items.map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t")) }.filter { !$0.isEmpty }
     }
 
     /// A cursor over one list member.

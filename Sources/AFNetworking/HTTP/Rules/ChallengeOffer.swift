@@ -12,9 +12,8 @@ struct ChallengeOffer {
     /// The strongest challenge offered in any of the response's fields
     /// (each may list several, RFC 9110 §11.6.1): Digest, else Basic.
     static func parse(_ response: ReceivedResponse, forProxy: Bool) -> ChallengeOffer? {
-        let values = response.values(forField: forProxy ? "proxy-authenticate" : "www-authenticate")
         var basic: ChallengeOffer?
-        for challenge in values.flatMap(ChallengeList.parse) {
+        for challenge in ChallengeList.challenges(in: response, field: forProxy ? "proxy-authenticate" : "www-authenticate") {
             if challenge.scheme == "digest" {
                 return ChallengeOffer(scheme: .digest, realm: challenge.parameters["realm"])
             }
