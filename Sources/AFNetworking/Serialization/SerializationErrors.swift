@@ -42,10 +42,12 @@ func errorChainContains(_ error: NSError?, code: Int, domain: String) -> Bool {
     return false
 }
 
-/// Builds an error in the request-serialization domain.
+/// Builds an error in the request-serialization domain. The text is also the
+/// failure reason: 2.7 gave these errors only `NSLocalizedFailureReasonErrorKey`,
+/// and code moved from it reads `localizedFailureReason`.
 func requestSerializationError(code: Int, description: String, request: URLRequest? = nil,
                                underlying: Error? = nil) -> NSError {
-    var userInfo: [String: Any] = [NSLocalizedDescriptionKey: description]
+    var userInfo: [String: Any] = [NSLocalizedDescriptionKey: description, NSLocalizedFailureReasonErrorKey: description]
     if let request = request { userInfo[AFNetworkingOperationFailingURLRequestErrorKey] = request }
     if let underlying = underlying { userInfo[NSUnderlyingErrorKey] = underlying as NSError }
     return NSError(domain: AFURLRequestSerializationErrorDomain, code: code, userInfo: userInfo)
