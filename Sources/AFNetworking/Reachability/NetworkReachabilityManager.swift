@@ -57,6 +57,9 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
         let family = address.load(as: sockaddr.self).sa_family
         let length = family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size
         var copy = Data(bytes: address, count: length)
+        // The zero address (0.0.0.0 or ::) is how 2.7 named "the network in
+        // general": a connect() to it would reach loopback and say reachable offline.
+        if isZeroAddress(copy, family: family) { return NetworkReachabilityManager(target: .anyNetwork) }
         // connect() needs a port; nothing is sent, so any will do.
         copy.withUnsafeMutableBytes { buffer in
             if family == sa_family_t(AF_INET), let base = buffer.baseAddress?.assumingMemoryBound(to: sockaddr_in.self), base.pointee.sin_port == 0 {
@@ -66,6 +69,17 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
             }
         }
         return NetworkReachabilityManager(target: .address(copy))
+    }
+
+    private static func isZeroAddress(_ address: Data, family: sa_family_t) -> Bool {
+        address.withUnsafeBytes { buffer in
+            if family == sa_family_t(AF_INET) {
+                return buffer.load(as: sockaddr_in.self).sin_addr.s_addr == 0
+            }
+            guard family == sa_family_t(AF_INET6) else { return false }
+            let bytes = withUnsafeBytes(of: buffer.load(as: sockaddr_in6.self).sin6_addr) { Array($0) }
+            return bytes.allSatisfy { $0 == 0 }
+        }
     }
 
     /// The last status determined; `.unknown` until monitoring has evaluated once.
