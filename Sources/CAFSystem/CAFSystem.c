@@ -29,3 +29,9 @@ void cafsys_trim_heap(void) {
     malloc_trim(0);
 #endif
 }
+
+extern char **environ;
+
+char **cafsys_environment(void) {
+    return environ;
+}

@@ -1,3 +1,4 @@
+import CAFSystem
 import Foundation
 
 /// curl's proxy environment variables, applied by the library so it knows
@@ -14,8 +15,32 @@ package struct ProxyEnvironment: Sendable {
 
     /// The names looked at, in no particular order.
     private static let names = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
-    /// The names as C strings, made once: `getenv` then costs no conversion per request.
-    private static let cNames = names.map { ($0, ContiguousArray($0.utf8CString)) }
+
+    /// The process's proxy variables now, read for each request as curl does.
+    /// One pass over `environ` instead of a `getenv` per name (each of which
+    /// walks the whole environment); the first entry of a name wins, as with
+    /// `getenv`. With none set, as on most servers, nothing is allocated.
+    package static var process: ProxyEnvironment {
+        var variables: [String: String] = [:]
+        guard var entry = cafsys_environment() else { return ProxyEnvironment(read: variables) }
+        while let pointer = entry.pointee {
+            // Every name looked at ends in "proxy" or "PROXY" and starts with one of these.
+            switch UInt8(bitPattern: pointer.pointee) {
+            case UInt8(ascii: "h"), UInt8(ascii: "H"), UInt8(ascii: "a"), UInt8(ascii: "A"), UInt8(ascii: "n"), UInt8(ascii: "N"):
+                if let equals = strchr(pointer, 0x3D), pointer.distance(to: equals) >= 8, strncasecmp(equals - 5, "proxy", 5) == 0 {
+                    let nameLength = pointer.distance(to: equals)
+                    if let name = names.first(where: { $0.utf8.count == nameLength && strncmp($0, pointer, nameLength) == 0 }),
+                       variables[name] == nil {
+                        variables[name] = String(cString: equals + 1)
+                    }
+                }
+            default:
+                break
+            }
+            entry += 1
+        }
+        return ProxyEnvironment(read: variables)
+    }
 
     package init(_ variables: [String: String]) {
         self.variables = variables.filter { ProxyEnvironment.names.contains($0.key) }
@@ -23,18 +48,6 @@ package struct ProxyEnvironment: Sendable {
 
     private init(read variables: [String: String]) {
         self.variables = variables
-    }
-
-    /// The process's proxy variables now, read for each request as curl does
-    /// (seven `getenv` calls; building `ProcessInfo`'s whole dictionary would
-    /// cost more than a small request). With none set, as on most servers,
-    /// nothing is allocated.
-    package static var process: ProxyEnvironment {
-        var variables: [String: String] = [:]
-        for (name, cName) in cNames {
-            if let value = cName.withUnsafeBufferPointer({ getenv($0.baseAddress!) }) { variables[name] = String(cString: value) }
-        }
-        return ProxyEnvironment(read: variables)
     }
 
     /// Whether any proxy variable is set at all.

@@ -110,6 +110,9 @@ extension Transfer {
             proxy = environment.isEmpty ? nil : try environment.endpoint(for: url).get()
         }
         try easy.set(CURLOPT_PROXY, proxy?.curlValue ?? "")
+        // An empty exception list: the choice above is final, and curl skips
+        // reading no_proxy/NO_PROXY itself (two more walks of the environment).
+        try easy.set(CURLOPT_NOPROXY, "")
         // curl tunnels https through an HTTP proxy and forwards plain http
         // (CURLOPT_HTTPPROXYTUNNEL, which would tunnel that too, is never set).
         let tunnels = proxy?.tunnels(scheme: scheme) ?? false
