@@ -235,12 +235,32 @@ static int has_server_name(X509 *leaf) {
     return found;
 }
 
+/* Whether the store `ctx` verifies against holds `cert` itself as trusted. */
+static int is_trusted_itself(X509_STORE_CTX *ctx, X509 *cert) {
+    STACK_OF(X509) *same_subject = X509_STORE_CTX_get1_certs(ctx, X509_get_subject_name(cert));
+    int found = 0;
+    for (int i = 0; i < sk_X509_num(same_subject) && !found; i++) {
+        found = X509_cmp(sk_X509_value(same_subject, i), cert) == 0;
+    }
+    sk_X509_pop_free(same_subject, X509_free);
+    return found;
+}
+
 /* A CA certificate (basicConstraints CA:TRUE) is not a server's own
- * certificate (CA/B Forum 7.1.2.7), unless it is itself the trust anchor the
- * chain ends at: a self-signed certificate trusted or pinned directly, which
- * `openssl req -x509` marks CA:TRUE by default. */
-static int is_ca_used_as_leaf(X509 *leaf, int chain_length) {
-    return chain_length > 1 && (X509_get_extension_flags(leaf) & EXFLAG_CA) != 0;
+ * certificate (CA/B Forum 7.1.2.7), unless it is itself trusted or pinned
+ * (in the store): a self-signed certificate trusted directly, which
+ * `openssl req -x509` marks CA:TRUE by default, or a CA certificate pinned as
+ * the server's, whose issuer OpenSSL may still place above it. */
+static int is_ca_used_as_leaf(X509_STORE_CTX *ctx, X509 *leaf) {
+    if ((X509_get_extension_flags(leaf) & EXFLAG_CA) == 0) return 0;
+    return sk_X509_num(X509_STORE_CTX_get0_chain(ctx)) > 1 && !is_trusted_itself(ctx, leaf);
+}
+
+/* The verification errors that are the package's floor (the security level's
+ * key sizes and signature digests, and a CA certificate as the leaf). */
+static int is_floor_error(int code) {
+    return code == X509_V_ERR_EE_KEY_TOO_SMALL || code == X509_V_ERR_CA_KEY_TOO_SMALL
+        || code == X509_V_ERR_CA_MD_TOO_WEAK || code == X509_V_ERR_INVALID_NON_CA;
 }
 
 /* Remembers the first failure and tells OpenSSL to carry on, so that the
@@ -248,9 +268,14 @@ static int is_ca_used_as_leaf(X509 *leaf, int chain_length) {
 static int record_first_error(int ok, X509_STORE_CTX *ctx) {
     if (!ok) {
         cafssl_verify_result *result = X509_STORE_CTX_get_ex_data(ctx, 0);
+        int code = X509_STORE_CTX_get_error(ctx);
         if (result != NULL && result->code == X509_V_OK) {
-            result->code = X509_STORE_CTX_get_error(ctx);
+            result->code = code;
             result->depth = X509_STORE_CTX_get_error_depth(ctx);
+        }
+        if (result != NULL && result->floor_code == X509_V_OK && is_floor_error(code)) {
+            result->floor_code = code;
+            result->floor_depth = X509_STORE_CTX_get_error_depth(ctx);
         }
     }
     return 1;
@@ -266,6 +291,9 @@ int cafssl_verify(struct x509_store_st *store, struct x509_st *leaf,
     result->code = X509_V_OK;
     result->depth = -1;
     result->kind = CAFSSL_VERIFY_OK;
+    result->floor_code = X509_V_OK;
+    result->floor_depth = -1;
+    result->floor_is_ca_leaf = 0;
     if (built_chain != NULL) {
         *built_chain = NULL;
     }
@@ -295,10 +323,16 @@ int cafssl_verify(struct x509_store_st *store, struct x509_st *leaf,
             result->code = code != X509_V_OK ? code : X509_V_ERR_UNSPECIFIED;
             result->depth = X509_STORE_CTX_get_error_depth(ctx);
         }
-        if (ssl_server && result->code == X509_V_OK
-            && is_ca_used_as_leaf(leaf, sk_X509_num(X509_STORE_CTX_get0_chain(ctx)))) {
-            result->code = X509_V_ERR_INVALID_NON_CA;
-            result->depth = 0;
+        if (ssl_server && is_ca_used_as_leaf(ctx, leaf)) {
+            if (result->code == X509_V_OK) {
+                result->code = X509_V_ERR_INVALID_NON_CA;
+                result->depth = 0;
+            }
+            if (result->floor_code == X509_V_OK) {
+                result->floor_code = X509_V_ERR_INVALID_NON_CA;
+                result->floor_depth = 0;
+                result->floor_is_ca_leaf = 1;
+            }
         }
         result->kind = classify(result->code);
         if (built_chain != NULL) {
@@ -348,7 +382,7 @@ static int floor_verify_callback(int ok, X509_STORE_CTX *store_ctx) {
         X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_HOSTNAME_MISMATCH);
         return 0;
     }
-    if ((checks & CAFSSL_FLOOR_CHECK_LEAF) && is_ca_used_as_leaf(leaf, sk_X509_num(X509_STORE_CTX_get0_chain(store_ctx)))) {
+    if ((checks & CAFSSL_FLOOR_CHECK_LEAF) && is_ca_used_as_leaf(store_ctx, leaf)) {
         X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_INVALID_NON_CA);
         return 0;
     }

@@ -8,6 +8,12 @@ struct ChainVerification {
     /// The chain as OpenSSL built it, leaf first, anchor included when one was
     /// reached; as far as it got when the chain is not trusted.
     var chain: [Certificate]
+    /// The first breach of the TLS floor (key size, signature digest, a CA
+    /// certificate as the leaf), also when `failure` names something else
+    /// first: `allowInvalidCertificates` forgives the rest, never this.
+    var floorFailure: SecurityPolicyError? = nil
+    /// Whether `floorFailure` is a CA certificate used as the leaf.
+    var floorIsCAAsLeaf = false
 
     /// Whether the chain (and host, when one was checked) is valid.
     var isValid: Bool { failure == nil }
@@ -34,8 +40,17 @@ enum ChainVerifier {
             return ChainVerification(failure: SecurityPolicyError(.invalidChain, detail: "chain verification could not run"),
                                      chain: chain)
         }
+        var floor: SecurityPolicyError?
+        if result.floor_code != 0 {
+            var breach = result
+            breach.code = result.floor_code
+            breach.depth = result.floor_depth
+            breach.kind = CAFSSL_VERIFY_INVALID
+            floor = SecurityPolicyError(verifyResult: breach)
+        }
         if result.kind != CAFSSL_VERIFY_OK {
-            return ChainVerification(failure: SecurityPolicyError(verifyResult: result), chain: chain)
+            return ChainVerification(failure: SecurityPolicyError(verifyResult: result), chain: chain, floorFailure: floor,
+                                     floorIsCAAsLeaf: result.floor_is_ca_leaf != 0)
         }
         if let host, !HostnameMatcher.matches(leaf, host: host) {
             return ChainVerification(failure: SecurityPolicyError(.hostnameMismatch,

@@ -44,6 +44,14 @@ extension SecurityPolicy {
             return .failure(SecurityPolicyError(.invalidChain, detail: "the trust store could not be loaded"))
         }
         let verification = verifyAgainst(anchors)
+        // Public-key pins keep the floor even when invalid certificates are
+        // allowed (certificate pins verify again against the pins, floor
+        // included): a CA certificate as the leaf passes only when its own
+        // key is the pinned one.
+        if allowInvalidCertificates, sslPinningMode == .publicKey, let floor = verification.floorFailure,
+           !(verification.floorIsCAAsLeaf && Self.keyIsPinned(of: leaf, in: pins)) {
+            return .failure(floor)
+        }
         if var failure = verification.failure, !allowInvalidCertificates {
             // The pins may have matched on their own: then say which setting is
             // missing rather than only that the root is unknown.
@@ -102,6 +110,13 @@ extension SecurityPolicy {
             return SecurityPolicyError(.pinMismatch, detail: linked ? "no public key of the chain is pinned"
                                                                     : "no public key of the chain is pinned (above a certificate its issuer did not sign)")
         }
+    }
+
+    /// Whether `certificate`'s own public key is among the pins.
+    private static func keyIsPinned(of certificate: Certificate, in pins: PinSnapshot) -> Bool {
+        guard let key = certificate.subjectPublicKeyInfo else { return false }
+        if pins.publicKeys.contains(key) { return true }
+        return !pins.publicKeyDigests.isEmpty && PublicKeyPins.sha256(key).map(pins.publicKeyDigests.contains) == true
     }
 
     /// Parses the presented chain, refusing it whole if any part is bad.

@@ -27,6 +27,13 @@ typedef struct {
     int code;   /* first X509_V_ERR_* seen, 0 (X509_V_OK) when none */
     int depth;  /* chain depth of that error, -1 when none */
     cafssl_verify_kind kind;
+    /* First breach of the floor (a key too small, a weak signature digest, a
+     * CA certificate as the server's own), 0 when none: kept apart from `code`
+     * because the first error is often an untrusted root, and a pinned chain
+     * with allowInvalidCertificates must still keep the floor. */
+    int floor_code;
+    int floor_depth;  /* chain depth of floor_code, -1 when none */
+    int floor_is_ca_leaf;  /* 1 when the breach is a CA certificate as the leaf */
 } cafssl_verify_result;
 
 /* Loads error strings once, without registering an atexit handler that could
