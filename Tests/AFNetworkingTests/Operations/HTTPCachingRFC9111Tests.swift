@@ -337,6 +337,23 @@ final class HTTPCachingRFC9111Tests: SessionTasksTestCase {
         XCTAssertTrue(try mayStore([("Cache-Control", "max-age=60"), ("Vary", "Accept, X-*")]))
     }
 
+    /// §4.2.2: `public` makes any status heuristically cacheable; without it
+    /// an unknown status has no freshness to be reused with.
+    func testAPublicResponseOfAnyStatusGetsHeuristicFreshness() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let lastModified = formatter.string(from: Date().addingTimeInterval(-86_400))
+        routeCounting("/public-599", status: 599, headers: [("Cache-Control", "public"), ("Last-Modified", lastModified)])
+        XCTAssertEqual(fetch("/public-599").0.responseString, "answer 1")
+        XCTAssertEqual(fetch("/public-599").0.responseString, "answer 1", "fresh for 10 % of a day: a hit")
+        XCTAssertEqual(count("/public-599"), 1)
+        routeCounting("/plain-599", status: 599, headers: [("Last-Modified", lastModified)])
+        fetch("/plain-599")
+        XCTAssertEqual(fetch("/plain-599").0.responseString, "answer 2", "not public: not reused")
+    }
+
     // MARK: - §5.1 Age
 
     func testAHitCarriesItsAge() throws {

@@ -345,8 +345,11 @@ struct CacheFreshness: Sendable {
         } else if let expires {
             // An invalid Expires means already expired (RFC 9111 §5.3).
             if let expiry = HTTPDate.parse(expires) { lifetime = expiry - dateValue } else { lifetime = 0 }
-        } else if CacheRules.heuristicallyCacheable.contains(status), let modified = lastModified.flatMap(HTTPDate.parse) {
-            // The usual heuristic: 10 % of the time since the last change (§4.2.2).
+        } else if CacheRules.heuristicallyCacheable.contains(status) || directives.contains("public"),
+                  let modified = lastModified.flatMap(HTTPDate.parse) {
+            // The usual heuristic: 10 % of the time since the last change
+            // (§4.2.2), for a status heuristically cacheable or a response
+            // marked `public` (which makes any status so).
             lifetime = max(0, dateValue - modified) / 10
         }
         self.lifetime = lifetime
