@@ -67,7 +67,13 @@ extension RequestDriver {
         if case .invalidateTarget = effect, let target = original.url {
             // §4.4: the unsafe request's own URL, not the one its redirect
             // led to; even when the body then failed (the server answered).
-            CacheIndex.index(for: cache).invalidate(original, key: target.absoluteString)
+            let index = CacheIndex.index(for: cache)
+            index.invalidate(original, key: target.absoluteString)
+            for url in CacheRules.alsoInvalidated(by: head, target: target) {
+                var request = original
+                request.url = url
+                index.invalidate(request, key: url.absoluteString)
+            }
             return nil
         }
         guard outcome.error == nil else { return nil }

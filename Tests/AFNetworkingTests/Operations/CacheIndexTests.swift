@@ -161,6 +161,41 @@ final class CacheIndexTests: OperationTestCase {
         }
     }
 
+    /// RFC 9111 §4.4: an unsafe method's answer also makes its same-origin
+    /// `Location` and `Content-Location` obsolete; another origin's entry is
+    /// never dropped at this server's word.
+    func testAnUnsafeMethodAlsoInvalidatesItsSameOriginLocations() throws {
+        for path in ["/items/7", "/items/8"] {
+            server.route(path) { _ in
+                [.head(status: 200, headers: [("Cache-Control", "max-age=3600"), ("Content-Length", "4")]), .body(Data("item".utf8)), .end]
+            }
+        }
+        let elsewhere = try XCTUnwrap(URL(string: "http://elsewhere.invalid/items/9"))
+        let absolute = url("/items/8").absoluteString
+        server.route("/items") { _ in
+            [.head(status: 201, headers: [("Location", "/items/7"), ("Content-Location", absolute),
+                                          ("Content-Length", "0")]), .end]
+        }
+        server.route("/moved") { _ in
+            [.head(status: 201, headers: [("Location", elsewhere.absoluteString), ("Content-Length", "0")]), .end]
+        }
+        let stored = try XCTUnwrap(HTTPURLResponse(url: elsewhere, statusCode: 200, httpVersion: "HTTP/1.1",
+                                                   headerFields: ["Cache-Control": "max-age=3600"]))
+        cache.storeCachedResponse(CachedURLResponse(response: stored, data: Data("other".utf8)), for: URLRequest(url: elsewhere))
+        for path in ["/items/7", "/items/8", "/items/7", "/items/8"] {
+            XCTAssertNil(run(HTTPRequestOperation(request: request(path))).error)
+        }
+        XCTAssertEqual(server.requests.count, 2, "both cached")
+        XCTAssertNil(run(HTTPRequestOperation(request: request("/items", method: "POST"))).error)
+        for path in ["/items/7", "/items/8"] {
+            XCTAssertNil(run(HTTPRequestOperation(request: request(path))).error)
+        }
+        XCTAssertEqual(server.requests.map(\.uri), ["/items/7", "/items/8", "/items", "/items/7", "/items/8"],
+                       "the POST made both named entries obsolete")
+        XCTAssertNil(run(HTTPRequestOperation(request: request("/moved", method: "POST"))).error)
+        XCTAssertNotNil(cache.cachedResponse(for: URLRequest(url: elsewhere)), "another origin's entry stays")
+    }
+
     func testACacheWithoutCapacityStoresNothing() {
         URLCache.shared = CountingCache(memoryCapacity: 0, diskCapacity: 0, diskPath: nil)
         server.respond("/asset", headers: [("Cache-Control", "max-age=3600")], body: Data("a".utf8))

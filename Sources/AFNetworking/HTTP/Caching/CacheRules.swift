@@ -262,6 +262,22 @@ enum CacheRules {
         }
     }
 
+    /// The other URLs a non-error answer to an unsafe method makes obsolete
+    /// (RFC 9111 §4.4): its `Location` and `Content-Location`, resolved
+    /// against the URL that answered, when they share the target's origin
+    /// (another origin's entries are never dropped at a server's word).
+    static func alsoInvalidated(by head: ReceivedResponse, target: URL) -> [URL] {
+        var urls: [URL] = []
+        for field in ["location", "content-location"] {
+            guard let value = head.value(forField: field)?.trimmingCharacters(in: .whitespaces), !value.isEmpty,
+                  let url = URL(string: value, relativeTo: head.url)?.absoluteURL,
+                  RedirectRules.sameOrigin(url, target), url.absoluteString != target.absoluteString,
+                  !urls.contains(url) else { continue }
+            urls.append(url)
+        }
+        return urls
+    }
+
     /// Whether a 304 selects `cached` for update (RFC 9111 §4.3.4): by its
     /// entity tag when it carries one — a strong tag must be the stored one,
     /// a weak one must match it weakly; without one it confirms what was
