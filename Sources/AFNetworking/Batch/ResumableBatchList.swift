@@ -67,8 +67,14 @@ public enum ResumableBatchList {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard let first = words.first, !first.hasPrefix("#") else { return nil }
         let fields = words.dropFirst()
-        // A word that is not `name=value`: the line is one URL as a whole (the older format).
+        // A word that is not `name=value`: the line is one URL as a whole (the
+        // older format) — unless it also names a field, when something else
+        // on it (an inline `# note`) would otherwise swallow id=/after=/out=.
         guard fields.allSatisfy({ $0.contains("=") }) else {
+            let namesField = fields.contains { ["id=", "after=", "out="].contains(where: $0.hasPrefix) }
+            if namesField, let stray = fields.first(where: { !$0.contains("=") }) {
+                throw ResumableBatchError.badLine(line: number, reason: "'\(stray)' is not a field (a line is a URL, then id=, after=, out=; a comment is a line of its own starting with #)")
+            }
             return Line(number: number, url: text.trimmingCharacters(in: .whitespaces))
         }
         var line = Line(number: number, url: String(first))

@@ -14,9 +14,17 @@ extension RequestGraph {
                 watch(operation, index: index)
                 if let request = operation as? URLConnectionOperation {
                     let (download, upload, running, trace) = core.withLock { core in
-                        (core.downloadLimiter, core.maximumUploadBytesPerSecond, core.state.runningCount, core.nodeTrace)
+                        (core.downloadLimiter, core.maximumUploadBytesPerSecond, core.state.runningOperations, core.nodeTrace)
                     }
-                    request.shareGraphCaps(download: download, uploadShare: upload / Int64(max(running, 1)))
+                    // The upload cap is shared among the running requests that
+                    // send a body (asked after the graph's lock: each
+                    // operation's request has a lock of its own), never 0 (no cap).
+                    var share: Int64 = 0
+                    if upload > 0 {
+                        let uploads = running.filter { ($0 as? URLConnectionOperation)?.sendsBody ?? false }.count
+                        share = max(upload / Int64(max(uploads, 1)), 1)
+                    }
+                    request.shareGraphCaps(download: download, uploadShare: share)
                     if let trace { request.settings.withLock { $0.trace = trace } }
                 }
                 operationQueue.addOperation(operation)
@@ -43,7 +51,9 @@ extension RequestGraph {
                 pausesChanged = true
             case .nodeDone:
                 let done = core.withLock { core in core.state.nodes.lazy.filter(\.isDone).count }
-                progressQueue.async { [nodeProgress] in nodeProgress.completedUnitCount = max(nodeProgress.completedUnitCount, Int64(done)) }
+                // Synchronously: the count is right when the completion runs
+                // or `run()` returns (no lock is held here).
+                progressQueue.sync { nodeProgress.completedUnitCount = max(nodeProgress.completedUnitCount, Int64(done)) }
             case .complete(let report):
                 complete(with: report)
             }

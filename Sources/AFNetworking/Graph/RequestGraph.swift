@@ -53,7 +53,8 @@ open class RequestGraph: NSObject, @unchecked Sendable {
     /// Where nodes run; a queue of the graph's own unless one was given.
     public let operationQueue: OperationQueue
     let core = LockedState(Core())
-    /// Node counts (total and done); updated in order on `progressQueue`.
+    /// Node counts (total and done); updated in order on `progressQueue`,
+    /// which callers wait for (never while holding `core`).
     let nodeProgress = Progress(totalUnitCount: 0)
     let progressQueue = DispatchQueue(label: "AFNetworking.RequestGraph.progress")
 
@@ -196,7 +197,8 @@ open class RequestGraph: NSObject, @unchecked Sendable {
                                          dependents: dependents)
             return (node, actions)
         }
-        progressQueue.async { [nodeProgress] in nodeProgress.totalUnitCount += 1 }
+        // Synchronously: `progress` counts the node when `add` returns.
+        progressQueue.sync { nodeProgress.totalUnitCount += 1 }
         perform(actions)
         return node
     }

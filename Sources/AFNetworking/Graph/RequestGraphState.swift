@@ -121,7 +121,7 @@ struct RequestGraphState {
         for dependent in dependents {
             if case .waiting = nodes[dependent].phase { nodes[dependent].dependencies.append(index) }
         }
-        if isCancelled { return settleUnstarted(index: nodes.count - 1) + finishIfDone() }
+        if isCancelled { return settleUnstarted(index: nodes.count - 1, decided: nodes.map(\.outcome)) + finishIfDone() }
         return schedule()
     }
 
@@ -136,7 +136,8 @@ struct RequestGraphState {
         guard case .building = nodes[index].phase else { return [] }
         switch result {
         case .failure(let error):
-            nodes[index].phase = .done(.failed(error))
+            // A builder the graph's cancel reached while it ran ends cancelled.
+            nodes[index].phase = .done(isCancelled ? .cancelled : .failed(error))
             return [.nodeDone] + schedule() + finishIfDone()
         case .success(let operation):
             nodes[index].built = operation
@@ -144,12 +145,14 @@ struct RequestGraphState {
                 nodes[index].phase = .settling(operation, .cancelled)
                 return [.cancelAndSettle(index, operation)]
             }
-            guard hostHasRoom(host) else {
+            // Paused: nothing new starts; `resume()` schedules it with the
+            // others built meanwhile.
+            guard hostHasRoom(host), !isPaused else {
                 nodes[index].phase = .built(operation, host: host)
                 return []
             }
             nodes[index].phase = .running(operation, host: host)
-            return [.enqueue(index, operation)] + (isPaused ? [.pause(operation)] : [])
+            return [.enqueue(index, operation)]
         }
     }
 
@@ -195,13 +198,17 @@ struct RequestGraphState {
     mutating func cancel() -> [Action] {
         guard !isCancelled, !isFinished else { return [] }
         isCancelled = true
+        // What was decided before this cancel: a node's fate must not depend
+        // on the order nodes were added (a builder settled earlier in the
+        // loop below is ended by this cancel, not a failure of its own).
+        let decidedBefore = nodes.map(\.outcome)
         var actions: [Action] = []
         for index in nodes.indices {
             switch nodes[index].phase {
             case .running(let operation, _):
                 actions.append(.cancel(operation))
             case .waiting:
-                actions += settleUnstarted(index: index)
+                actions += settleUnstarted(index: index, decided: decidedBefore)
             case .built(let operation, _):
                 nodes[index].phase = .settling(operation, .cancelled)
                 actions.append(.cancelAndSettle(index, operation))
@@ -209,9 +216,10 @@ struct RequestGraphState {
                 break
             }
         }
-        // Unstarted: the completion still waits for `start()`; cancelled
-        // nodes are done once their operations finish.
-        return actions + (isStarted ? finishIfDone() : [])
+        // A cancelled graph is over whether or not it was started: its
+        // completion runs (once) when its cancelled nodes are done.
+        isStarted = true
+        return actions + finishIfDone()
     }
 
     /// The caps changed: start what now may.
@@ -280,12 +288,20 @@ struct RequestGraphState {
                 case .builder(let builder):
                     nodes[index].phase = .building
                     var finished: [RequestGraphNode: Operation] = [:]
-                    for dependency in dependencies { finished[dependency.node] = dependency.operation }
+                    for dependency in dependencies { finished[dependency.node] = dependency.operation ?? UnbuiltNodeOperation() }
                     actions.append(.build(index, builder, RequestGraphResults(operations: finished)))
                 }
             }
         }
         return actions
+    }
+
+    /// The operations of the nodes running now.
+    var runningOperations: [Operation] {
+        nodes.compactMap { node in
+            if case .running(let operation, _) = node.phase { return operation }
+            return nil
+        }
     }
 
     private func hostHasRoom(_ host: String?) -> Bool {
@@ -307,16 +323,18 @@ struct RequestGraphState {
         return [.nodeDone]
     }
 
-    /// A node that never started, when the graph is cancelled.
-    private mutating func settleUnstarted(index: Int) -> [Action] {
-        // Only a dependency that had already ended unsuccessfully makes it
-        // skipped; those the same cancel is ending do not.
-        let failed = nodes[index].dependencies.map { nodes[$0] }.first { dependency in
-            guard dependency.isDone, let outcome = dependency.outcome else { return false }
+    /// A node that never started, when the graph is cancelled. `decided`:
+    /// each node's outcome as it stood before the cancel.
+    private mutating func settleUnstarted(index: Int, decided: [RequestGraphNodeOutcome?]) -> [Action] {
+        // Only a dependency whose unsuccessful outcome was decided before the
+        // cancel (ended, or skipped and still settling) makes it skipped;
+        // those the same cancel is ending do not.
+        let failed = nodes[index].dependencies.first { dependency in
+            guard let outcome = decided[dependency] else { return false }
             return !outcome.isSuccess
         }
         let outcome: RequestGraphNodeOutcome = nodes[index].policy == .cancel && failed != nil
-            ? .skipped(because: failed!.node) : .cancelled
+            ? .skipped(because: nodes[failed!].node) : .cancelled
         if case .operation(let operation) = nodes[index].work {
             nodes[index].phase = .settling(operation, outcome)
             return [.cancelAndSettle(index, operation)]

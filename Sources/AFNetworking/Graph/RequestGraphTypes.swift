@@ -69,13 +69,22 @@ public struct RequestGraphResults: Sendable {
 
     /// The dependency's operation, finished (read `responseObject`,
     /// `response`, `error`…). A node that is not a dependency of the one being
-    /// built traps: a builder reads only what it declared it depends on.
+    /// built traps: a builder reads only what it declared it depends on. A
+    /// dependency that never had an operation (its builder threw, or it was
+    /// skipped or cancelled before building; `.runAnyway` builds after it) is
+    /// a finished, cancelled `Operation` of no other type.
     public subscript(node: RequestGraphNode) -> Operation {
         guard let operation = operations[node] else {
-            preconditionFailure("\(node) is not a dependency of the node being built (or it was skipped and has no operation)")
+            preconditionFailure("\(node) is not a dependency of the node being built")
         }
         return operation
     }
+}
+
+/// Stands for a dependency that never had an operation, in `RequestGraphResults`.
+final class UnbuiltNodeOperation: Operation, @unchecked Sendable {   // @unchecked: no state at all
+    override var isFinished: Bool { true }
+    override var isCancelled: Bool { true }
 }
 
 /// Why `RequestGraph.add(…)` refused a node.

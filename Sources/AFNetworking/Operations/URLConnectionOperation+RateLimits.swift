@@ -31,6 +31,12 @@ extension URLConnectionOperation {
     }
 
     /// A graph's caps, given to the operation when the graph queues it.
+    /// Whether the request sends a body (counts for a graph's upload cap).
+    var sendsBody: Bool {
+        let request = self.request
+        return request.httpBody != nil || request.httpBodyStream != nil
+    }
+
     func shareGraphCaps(download: TransferRateLimiter?, uploadShare: Int64) {
         settings.withLock { settings in
             settings.graphDownloadLimiter = download

@@ -25,7 +25,7 @@ public enum RetryResult: Sendable {
     /// Send the request again now (it is adapted again first).
     case retry
     /// Send the request again after this many seconds (cancellable meanwhile;
-    /// 0 or less: at once; not finite: not retried).
+    /// 0 or less, or NaN: at once; +infinity: not retried; at most 365 days).
     case retryWithDelay(TimeInterval)
     /// The failed attempt is the result.
     case doNotRetry
@@ -57,8 +57,9 @@ public enum RetryResult: Sendable {
 public protocol RequestRetrier: Sendable {
     /// Calls `completion` once with the decision about `request`'s failed
     /// attempt: `response` is its response (nil after a transport error),
-    /// `error` why it failed (the transport's `NSURLErrorDomain` error, or an
-    /// ``AFNetworkingError``-domain error naming the unacceptable status), and
+    /// `error` why it failed (the transport's `NSURLErrorDomain` error, or the
+    /// response serializer's `AFURLResponseSerializationErrorDomain` error,
+    /// `NSURLErrorBadServerResponse`, naming the unacceptable status), and
     /// `retryCount` the retries made so far (0 after the first attempt).
     func retry(_ request: URLRequest, response: HTTPURLResponse?, dueTo error: Error, retryCount: Int,
                completion: @escaping @Sendable (RetryResult) -> Void)

@@ -54,6 +54,10 @@ final class ResumableBatchListTests: XCTestCase {
         XCTAssertTrue(badLine("http://h/b id=#3")?.1.contains("not an id") == true)
         XCTAssertTrue(badLine("http://h/b after=x=y")?.1.contains("not an id") == true)
         XCTAssertNotNil(badLine("http://h/a http://h/b?x=1"), "a second URL with a query reads as an unknown field")
+        // An inline note beside fields would make the line one URL and lose them.
+        let inline = badLine("http://h/a id=a after=login # the big one")
+        XCTAssertEqual(inline?.0, 1)
+        XCTAssertTrue(inline?.1.contains("'#' is not a field") == true, "\(String(describing: inline))")
     }
 
     private func entry(_ id: String, _ after: [String] = [], out: String? = nil, url: String? = nil) -> ResumableBatchEntry {

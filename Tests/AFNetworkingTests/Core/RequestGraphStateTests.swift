@@ -72,6 +72,85 @@ final class RequestGraphStateTests: XCTestCase {
         }
     }
 
+    /// A node's fate under a cancel does not depend on the order nodes were
+    /// added: a builder the cancel ends is not a failure its dependents are
+    /// skipped for, and a node skipped before the cancel (its operation still
+    /// settling) is one.
+    func testCancelDecidesFromWhatHadEndedBeforeItNotFromTheOrderOfNodes() {
+        var state = RequestGraphState()
+        _ = state.add(node(0), dependencies: [], policy: .cancel, work: .operation(BlockOperation {}), host: nil)
+        _ = state.add(node(1), dependencies: [0], policy: .cancel, work: .builder { _ in BlockOperation {} }, host: nil)
+        _ = state.add(node(2), dependencies: [1], policy: .cancel, work: .operation(BlockOperation {}), host: nil)
+        _ = state.start()
+        _ = state.cancel()
+        guard case .done(.cancelled) = state.nodes[1].phase else { return XCTFail("\(state.nodes[1].phase)") }
+        guard case .settling(_, .cancelled) = state.nodes[2].phase else { return XCTFail("n2 is cancelled, not skipped: \(state.nodes[2].phase)") }
+
+        var skippedFirst = self.state([[], [0], [1]])
+        _ = skippedFirst.start()
+        _ = skippedFirst.operationFinished(0, outcome: .failed(URLError(.badServerResponse)))
+        guard case .settling(_, .skipped) = skippedFirst.nodes[1].phase else { return XCTFail("\(skippedFirst.nodes[1].phase)") }
+        // n2 waits on n1, skipped but still settling when the cancel comes.
+        var beforeSettled = RequestGraphState()
+        _ = beforeSettled.add(node(0), dependencies: [], policy: .cancel, work: .operation(BlockOperation {}), host: nil)
+        _ = beforeSettled.add(node(1), dependencies: [0], policy: .cancel, work: .operation(BlockOperation {}), host: nil)
+        _ = beforeSettled.add(node(2), dependencies: [1], policy: .runAnyway, work: .operation(BlockOperation {}), host: nil)
+        _ = beforeSettled.add(node(3), dependencies: [1], policy: .cancel, work: .operation(BlockOperation {}), host: nil)
+        _ = beforeSettled.start()
+        _ = beforeSettled.operationFinished(0, outcome: .failed(URLError(.badServerResponse)))
+        _ = beforeSettled.cancel()
+        guard case .settling(_, .skipped(let because)) = beforeSettled.nodes[3].phase, because == node(1) else {
+            return XCTFail("n3's dependency was skipped before the cancel: \(beforeSettled.nodes[3].phase)")
+        }
+    }
+
+    /// `.runAnyway` after a builder that threw: the dependent's builder reads
+    /// a finished, cancelled stand-in for it, not a trap.
+    func testADependencyWithoutAnOperationIsAFinishedCancelledStandIn() {
+        var state = RequestGraphState()
+        _ = state.add(node(0), dependencies: [], policy: .cancel, work: .builder { _ in BlockOperation {} }, host: nil)
+        _ = state.add(node(1), dependencies: [0], policy: .runAnyway, work: .builder { _ in BlockOperation {} }, host: nil)
+        _ = state.start()
+        let actions = state.built(0, .failure(URLError(.badURL)), host: nil)
+        let results = actions.lazy.compactMap { action -> RequestGraphResults? in
+            if case .build(1, _, let results) = action { return results } else { return nil }
+        }.first
+        guard let operation = results?[node(0)] else { return XCTFail("n1 is built: \(actions)") }
+        XCTAssertTrue(operation.isFinished)
+        XCTAssertTrue(operation.isCancelled)
+    }
+
+    /// A builder that throws after the graph's cancel reached it ends cancelled.
+    func testABuilderThatThrowsAfterTheCancelEndsCancelled() {
+        var state = RequestGraphState()
+        _ = state.add(node(0), dependencies: [], policy: .cancel, work: .builder { _ in BlockOperation {} }, host: nil)
+        _ = state.start()
+        _ = state.cancel()
+        let last = state.built(0, .failure(URLError(.cancelled)), host: nil)
+        guard case .done(.cancelled) = state.nodes[0].phase else { return XCTFail("\(state.nodes[0].phase)") }
+        XCTAssertNotNil(report(last))
+    }
+
+    /// Paused, nothing new starts: a request built meanwhile waits for `resume()`.
+    func testARequestBuiltWhilePausedStartsOnlyOnResume() {
+        var state = RequestGraphState()
+        _ = state.add(node(0), dependencies: [], policy: .cancel, work: .builder { _ in BlockOperation {} }, host: nil)
+        _ = state.start()
+        _ = state.pause()
+        XCTAssertEqual(enqueued(state.built(0, .success(BlockOperation {}), host: nil)), [])
+        guard case .built = state.nodes[0].phase else { return XCTFail("\(state.nodes[0].phase)") }
+        XCTAssertEqual(enqueued(state.resume()), [0])
+    }
+
+    /// A graph cancelled before it was started still ends, once.
+    func testAGraphCancelledBeforeStartEnds() {
+        var state = RequestGraphState()
+        _ = state.add(node(0), dependencies: [], policy: .cancel, work: .builder { _ in BlockOperation {} }, host: nil)
+        XCTAssertNotNil(report(state.cancel()))
+        XCTAssertTrue(state.isFinished)
+        XCTAssertTrue(state.start().isEmpty)
+    }
+
     func testTheCapsHoldNodesBackUntilASlotFrees() {
         var state = state([[], [], [], []], hosts: ["a", "a", "b", "b"], maxConcurrent: 3, maxPerHost: 1)
         XCTAssertEqual(enqueued(state.start()), [0, 2])

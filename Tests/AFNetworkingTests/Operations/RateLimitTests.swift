@@ -1,4 +1,5 @@
 @testable import AFNetworking
+@_spi(AFNetworkingInternal) import AFNetworkingTransport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -137,6 +138,29 @@ final class RateLimitTests: OperationTestCase {
         wait(for: [done], timeout: 30)
         XCTAssertEqual(server.requests.last?.body.count, 512 << 10)
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 3.0)
+    }
+
+    /// A graph's upload cap is shared by the requests that send a body, not
+    /// by every running node (a GET beside two uploads took a third of it).
+    func testAGraphsUploadCapIsSharedByItsUploadsOnly() throws {
+        let graph = RequestGraph()
+        graph.maximumUploadBytesPerSecond = 128 << 10
+        var uploads: [HTTPRequestOperation] = []
+        for _ in 0..<2 {
+            var request = request("/upload", method: "POST", timeout: 30)
+            request.httpBody = Data(count: 1024)
+            let operation = HTTPRequestOperation(request: request)
+            uploads.append(operation)
+            try graph.add(operation)
+        }
+        try graph.add(HTTPRequestOperation(request: request("/big", timeout: 30)))
+        let done = expectation(description: "graph")
+        graph.setCompletionBlock(queue: .global()) { _ in done.fulfill() }
+        graph.start()
+        wait(for: [done], timeout: 30)
+        for upload in uploads {
+            XCTAssertEqual(upload.settings.withLock { $0.graphUploadShare }, 64 << 10, "half the cap each")
+        }
     }
 
     func testAnUploadCapPacesTheRequestBody() {

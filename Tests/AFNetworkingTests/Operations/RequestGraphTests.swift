@@ -84,7 +84,7 @@ final class RequestGraphTests: OperationTestCase {
         guard case .succeeded? = report[item] else { return XCTFail("\(String(describing: report[item]))") }
         XCTAssertEqual(server.requests.map(\.uri), ["/login", "/item"])
         XCTAssertEqual(graph.progress.totalUnitCount, 2)
-        XCTAssertTrue(spin(until: { graph.progress.completedUnitCount == 2 }))
+        XCTAssertEqual(graph.progress.completedUnitCount, 2, "counted before the completion ran")
         XCTAssertGreaterThan(graph.countOfBytesReceived, 0)
     }
 
@@ -256,7 +256,7 @@ final class RequestGraphTests: OperationTestCase {
             wait(for: [done], timeout: 20)
             XCTAssertEqual(calls.value, 1)
             XCTAssertEqual(report.value?.outcomes.count, nodes.count)
-            XCTAssertTrue(spin(until: { graph.progress.completedUnitCount == Int64(nodes.count) }))
+            XCTAssertEqual(graph.progress.completedUnitCount, Int64(nodes.count), "counted before the completion ran")
         }
     }
 }
