@@ -122,9 +122,11 @@ open class RequestGraph: NSObject, @unchecked Sendable {
         }
     }
 
-    /// The cap on the upload rate of all the graph's transfers together; 0:
-    /// none. curl paces uploads per transfer, so each request queued gets an
-    /// equal share of the cap among the requests running then.
+    /// The cap on the upload rate of the graph's uploads; 0: none. curl
+    /// paces uploads per transfer, so each request that sends a body gets,
+    /// when it starts, an equal share of the cap among the uploads running
+    /// then (at least 1 byte a second); shares are not redistributed later,
+    /// so uploads started at different times may together exceed the cap.
     open var maximumUploadBytesPerSecond: Int64 {
         get { core.withLock { $0.maximumUploadBytesPerSecond } }
         set { core.withLock { $0.maximumUploadBytesPerSecond = max(newValue, 0) } }
