@@ -81,6 +81,7 @@ extension TransferStateMachine {
                 journey.output.responseBeforeResume = nil
                 journey.output.entityBytes = offset
                 journey.output.expectedLength = ResumeRules.completeLength(of: response) ?? -1
+                journey.output.rangeEnd = ResumeRules.rangeEnd(of: response)
                 journey.output.entityHead = response
             case .restart:
                 hop.route = .output
@@ -147,8 +148,11 @@ extension TransferStateMachine {
             return .kept
         case .held, .aside, .provisional:
             let room = configuration.heldBodyLimit - hop.heldBody.count
-            // A memory output holds the whole body: delivered, it would be in memory anyway.
-            if room >= bytes.count || journey.output.memory != nil {
+            // A memory output holds the whole of an answer that may become the
+            // result (delivered, it would be in memory anyway) — but not a
+            // redirect's or challenge's, which is usually followed and its
+            // body thrown away: that stops at the limit, as for a stream.
+            if room >= bytes.count || (journey.output.memory != nil && hop.route != .held) {
                 state = .modifying
                 hop.heldBody.append(contentsOf: bytes)
                 state = .running(journey, hop)
@@ -181,6 +185,14 @@ extension TransferStateMachine {
             state = .running(journey, hop)
             return .kept
         case .output:
+            if let end = journey.output.rangeEnd, journey.output.entityBytes + Int64(bytes.count) > end {
+                // Past the range the 206 named: not this entity's bytes. The
+                // piece is not written; the hop fails (see completeHop).
+                state = .modifying
+                hop.overranRange = true
+                state = .running(journey, hop)
+                return .refuse
+            }
             state = .modifying
             journey.output.entityBytes += Int64(bytes.count)
             let progress = Progress(bytes: bytes.count, total: journey.output.entityBytes, expected: journey.output.expectedLength)
@@ -324,6 +336,17 @@ extension TransferStateMachine {
         var journey = journey
         var hop = hop
         let tag = hop.tag
+        // A resumed 206 must fill its range exactly: more bytes (refused as
+        // they came) or fewer (a Content-Length or close short of it) would
+        // leave a file that is not the entity, reported as complete.
+        if hop.route == .output, let end = journey.output.rangeEnd,
+           hop.overranRange || (error == nil && response != nil && journey.output.entityBytes != end) {
+            let detail = hop.overranRange ? "more bytes than its Content-Range names"
+                                          : "\(journey.output.entityBytes) of the \(end) bytes its Content-Range ends at"
+            let mismatch = TransportErrors.make(NSURLErrorBadServerResponse, url: hop.request.url, underlying: nil,
+                                                description: "The resumed download's body does not match its range: the server sent \(detail).")
+            return deliver(Outcome(failure: mismatch, response: response.map(ResponseValue.received), request: hop.request, journey: journey))
+        }
         if let error {
             if let retry = retryAfterFailure(journey, hop: hop, error: error) { return retry }
             return deliver(Outcome(failure: error, response: response.map(ResponseValue.received), request: hop.request, journey: journey))

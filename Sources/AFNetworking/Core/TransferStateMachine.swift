@@ -73,6 +73,8 @@ struct TransferStateMachine {
         /// Whether `heldBody` was cut at `heldBodyLimit` (a stream output's
         /// redirect or challenge body): delivered, it would be silently short.
         var heldBodyCut = false
+        /// A resumed 206 sent bytes past the end its `Content-Range` named.
+        var overranRange = false
     }
 
     /// A journey's challenge credentials, immutable (a change makes a new
@@ -147,6 +149,9 @@ struct TransferStateMachine {
         var expectedLength: Int64 = -1
         /// The response that stands if a resumed request finds the body complete (416).
         var responseBeforeResume: ReceivedResponse?
+        /// Where a resumed 206's range ends (its last byte + 1): the entity
+        /// must reach exactly there, whatever the body's own framing says.
+        var rangeEnd: Int64?
         /// The driver's stream still holds bytes of an entity this one
         /// replaces (a resume without `Range`): the next entity's head tells
         /// it to start over, before its first byte.
@@ -650,6 +655,7 @@ extension TransferStateMachine.Output {
         if memory != nil { memory = Data() }
         entityBytes = 0
         entityHead = nil
+        rangeEnd = nil
     }
 
     /// The most a memory output reserves ahead for a length its head

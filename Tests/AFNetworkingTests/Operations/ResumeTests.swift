@@ -104,6 +104,41 @@ final class ResumeTests: OperationTestCase {
         XCTAssertTrue(outcome.error?.localizedDescription.contains("not the rest") ?? false, "\(String(describing: outcome.error))")
     }
 
+    /// The body of a 206 must fill the range its Content-Range names: more
+    /// bytes (a longer Content-Length, or a close-delimited body past it),
+    /// fewer (a shorter Content-Length), or an unknown total with too many,
+    /// all fail rather than leave a body that is not the entity.
+    func testA206WhoseBodyDoesNotFillItsRangeFails() {
+        let body = self.body
+        let cases: [(String, @Sendable (Int) -> [ScriptedServer.Step])] = [
+            ("longer", { start in
+                let extra = body[start...] + Data(repeating: 1, count: 3_000)
+                return [.head(status: 206, headers: [("Content-Length", "\(extra.count)"),
+                                                     ("Content-Range", "bytes \(start)-\(body.count - 1)/\(body.count)")]),
+                        .body(extra), .end]
+            }),
+            ("shorter", { start in
+                [.head(status: 206, headers: [("Content-Length", "20"), ("Content-Range", "bytes \(start)-\(body.count - 1)/\(body.count)")]),
+                 .body(body[start..<(start + 20)]), .end]
+            }),
+            ("unknown total, longer", { start in
+                let extra = body[start...] + Data(repeating: 1, count: 3_000)
+                return [.head(status: 206, headers: [("Content-Length", "\(extra.count)"),
+                                                     ("Content-Range", "bytes \(start)-\(body.count - 1)/*")]),
+                        .body(extra), .end]
+            }),
+        ]
+        for (name, answer) in cases {
+            serve(answer: answer)
+            let (operation, resume) = pausedOperation()
+            let outcome = resume()
+            XCTAssertEqual(outcome.error?.code, NSURLErrorBadServerResponse, name)
+            XCTAssertTrue(outcome.error?.localizedDescription.contains("does not match its range") ?? false,
+                          "\(name): \(String(describing: outcome.error))")
+            XCTAssertLessThanOrEqual(operation.responseData?.count ?? 0, body.count, "\(name): nothing past the range is kept")
+        }
+    }
+
     /// Without a validator nothing could tell a changed entity apart: the
     /// resume asks for the whole body again (2.7 appended whatever came).
     func testWithoutAValidatorAResumeStartsOver() {

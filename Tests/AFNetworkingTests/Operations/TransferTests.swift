@@ -159,6 +159,26 @@ final class TransferTests: OperationTestCase {
         XCTAssertNotEqual(FileManager.default.contents(atPath: path)?.count, 1 << 20, "no body cut at the held limit")
     }
 
+    /// In memory too: a redirect's body is held only up to the limit while
+    /// the follow-up is decided (a followed redirect's body is thrown away, so
+    /// a huge one costs at most the limit), and an unanswered challenge past
+    /// it fails rather than arriving short.
+    func testARedirectsOrChallengesBodyIsHeldOnlyUpToTheLimitInMemory() throws {
+        server.respond("/moved", status: 302, headers: [("Location", "/landing")], body: Data(repeating: 0x62, count: 8 << 20))
+        server.respond("/landing", body: Data("landed".utf8))
+        let followed = HTTPRequestOperation(request: request("/moved"))
+        XCTAssertNil(run(followed).error)
+        XCTAssertEqual(followed.responseData, Data("landed".utf8))
+
+        server.respond("/locked", status: 401, headers: [("WWW-Authenticate", "Basic realm=\"r\"")],
+                       body: Data(repeating: 0x61, count: 2 << 20))
+        let unanswered = HTTPRequestOperation(request: request("/locked"))
+        unanswered.responseSerializer.acceptableStatusCodes = nil
+        let outcome = run(unanswered)
+        XCTAssertEqual(outcome.error?.code, NSURLErrorDataLengthExceedsMaximum, String(describing: outcome.error))
+        XCTAssertEqual(unanswered.response?.statusCode, 401)
+    }
+
     func testCallerMemoryOutputStreamFillsResponseData() {
         server.respond("/mem", body: Data("memory".utf8))
         let operation = HTTPRequestOperation(request: request("/mem"))

@@ -109,6 +109,12 @@ enum ResumeRules {
     }
 
     /// The full length of the entity a 206 answers with (Content-Range's total).
+    /// Where the entity ends after a 206 that continues it: the last byte
+    /// its `Content-Range` names, plus one (nil without a usable range).
+    static func rangeEnd(of response: ReceivedResponse) -> Int64? {
+        response.value(forField: "content-range").flatMap(byteRange(of:)).map { $0.last + 1 }
+    }
+
     static func completeLength(of response: ReceivedResponse) -> Int64? {
         response.value(forField: "content-range").flatMap(completeLength(of:))
     }
