@@ -46,10 +46,16 @@ open class PropertyListResponseSerializer: HTTPResponseSerializer, @unchecked Se
         var object: Any?
         var parseError: NSError?
         if let data = data, !data.isEmpty {
-            do {
-                object = try PropertyListSerialization.propertyList(from: data, options: readOptions, format: nil)
-            } catch let error as NSError {
-                parseError = error
+            if let problem = BinaryPropertyListBounds.problem(in: data) {
+                // Refused before Foundation expands it (see BinaryPropertyListBounds).
+                parseError = responseDecodingError(description: "The property list could not be read: \(problem).",
+                                                   reason: problem, response: response, data: data)
+            } else {
+                do {
+                    object = try PropertyListSerialization.propertyList(from: data, options: readOptions, format: nil)
+                } catch let error as NSError {
+                    parseError = error
+                }
             }
         }
         if let error = chainError(parseError, underlying: validationError) { throw error }

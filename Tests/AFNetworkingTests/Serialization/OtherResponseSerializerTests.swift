@@ -33,6 +33,49 @@ final class PropertyListResponseSerializerTests: XCTestCase {
         XCTAssertThrowsError(try serializer.responseObject(for: makeResponse(contentType: "text/html"), data: Data("x".utf8)))
     }
 
+    /// A binary plist whose arrays each hold the previous one `width` times
+    /// (object 0 an integer, object k an array of k-1): tiny, yet it expands
+    /// to width^depth values.
+    private func sharedArrays(depth: Int, width: Int = 2) -> Data {
+        var objects: [[UInt8]] = [[0x10, 0x00]]
+        for level in 1...depth { objects.append([0xA0 | UInt8(width)] + Array(repeating: UInt8(level - 1), count: width)) }
+        var data = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for object in objects {
+            offsets.append(data.count)
+            data += object
+        }
+        let table = data.count
+        data += offsets.map { UInt8($0) }
+        func bigEndian(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
+        data += [0, 0, 0, 0, 0, 0, 1, 1] + bigEndian(objects.count) + bigEndian(depth) + bigEndian(table)
+        return Data(data)
+    }
+
+    /// 203 bytes that would expand to 2^40 values: refused at once, not
+    /// handed to Foundation (which copies every shared container).
+    func testABinaryPlistThatExpandsExponentiallyIsRefused() {
+        let bomb = sharedArrays(depth: 40)
+        XCTAssertLessThan(bomb.count, 256)
+        XCTAssertThrowsError(try serializer.responseObject(for: makeResponse(contentType: "application/x-plist"), data: bomb)) { error in
+            let error = error as NSError
+            XCTAssertEqual(error.domain, AFURLResponseSerializationErrorDomain)
+            XCTAssertEqual(error.code, NSURLErrorCannotDecodeContentData)
+            XCTAssertTrue(error.localizedDescription.contains("expand"), error.localizedDescription)
+        }
+    }
+
+    /// Sharing within bounds, and real binary plists (shared strings and
+    /// numbers, nested containers), are read as before.
+    func testBinaryPlistsWithinBoundsAreRead() throws {
+        let small = try serializer.responseObject(for: makeResponse(contentType: "application/x-plist"), data: sharedArrays(depth: 10))
+        XCTAssertEqual((small as? [Any])?.count, 2)
+        let rows = (0..<500).map { ["name": "row", "tags": ["a", "b"], "n": $0 % 3] as [String: Any] }
+        let binary = try PropertyListSerialization.data(fromPropertyList: ["rows": rows, "title": "row"], format: .binary, options: 0)
+        let object = try serializer.responseObject(for: makeResponse(contentType: "application/x-plist"), data: binary) as? [String: Any]
+        XCTAssertEqual((object?["rows"] as? [Any])?.count, 500)
+    }
+
     func testFactoryOptionsCopyAndCoding() throws {
         let custom = PropertyListResponseSerializer(format: .binary, readOptions: .mutableContainers)
         XCTAssertEqual(custom.format, .binary)
