@@ -1,5 +1,8 @@
 @testable import AFNetworking
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import XCTest
 
 /// Set-Cookie values and dates are hostile input: the parser and the
@@ -35,5 +38,28 @@ final class CookieHostileInputTests: XCTestCase {
         XCTAssertEqual(combining?.path, "/p")
         XCTAssertEqual(SetCookieParser.parse("a=b; Max-Age=99999999999999999999999999")?.maxAge, .max, "saturates, no overflow")
         XCTAssertEqual(SetCookieParser.parse("a=b; Max-Age=-99999999999999999999999999")?.maxAge, -.max)
+    }
+
+    /// A response with thousands of Set-Cookie fields ends as the fields say
+    /// (the last one for a cookie wins; a domain keeps its newest 180), while
+    /// only the fields that change that end state touch the storage.
+    func testAFloodOfSetCookieFieldsEndsAsTheLastFieldsSay() throws {
+        let storage = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "flood-\(UUID().uuidString)")
+        storage.cookieAcceptPolicy = .always
+        let url = try XCTUnwrap(URL(string: "http://flood.example/"))
+        CookieJar.store(["gone=1"], for: url, in: storage)
+        var fields = (0..<500).map { "n\($0)=v" }
+        fields += (0..<3000).map { "same=\($0)" }
+        fields += ["gone=; Max-Age=0", "never=; Max-Age=0"]
+        CookieJar.store(fields, for: url, in: storage)
+        let cookies = storage.cookies ?? []
+        defer { for cookie in cookies { storage.deleteCookie(cookie) } }
+        XCTAssertEqual(cookies.first { $0.name == "same" }?.value, "2999")
+        XCTAssertNil(cookies.first { $0.name == "gone" }, "deleted")
+        XCTAssertNil(cookies.first { $0.name == "never" })
+        XCTAssertEqual(cookies.count, CookieJar.maximumCookiesPerDomain)
+        XCTAssertTrue(cookies.contains { $0.name == "n499" }, "the newest are kept")
+        XCTAssertTrue(cookies.contains { $0.name == "n321" })
+        XCTAssertFalse(cookies.contains { $0.name == "n320" }, "the oldest are evicted")
     }
 }

@@ -10,11 +10,53 @@ extension CookieJar {
         guard !fields.isEmpty, storage.cookieAcceptPolicy != .never, let host = CookieDomain.canonicalHost(of: url) else { return }
         CookiePersistence.restoreOnce(storage)
         var existing = storage.cookies ?? []
-        for field in fields {
-            guard let parsed = SetCookieParser.parse(field),
-                  let decision = decide(parsed, for: url, host: host, now: now, existing: existing) else { continue }
+        // Decided first, against the storage as it was: within one response
+        // no field's decision depends on another's (one origin, one scheme).
+        let decisions = fields.compactMap { field in
+            SetCookieParser.parse(field).flatMap { decide($0, for: url, host: host, now: now, existing: existing) }
+        }
+        for decision in effective(decisions, existing: existing, now: now) {
             store(decision, in: storage, existing: &existing, now: now)
         }
+    }
+
+    /// The decisions that change the end state, in order: for one cookie
+    /// (name, domain, path) only the last field counts (§5.3 step 11 would
+    /// replace the earlier ones) — after the last deletion before it, which
+    /// makes it a new cookie rather than a replacement keeping the old one's
+    /// place; a deletion only of a cookie that exists; and of a domain's new
+    /// cookies only the last `maximumCookiesPerDomain` (eviction would remove
+    /// the others). Each storage change may rewrite a file, so a response with
+    /// thousands of `Set-Cookie` fields costs at most a few hundred of them,
+    /// not one per field.
+    private static func effective(_ decisions: [Decision], existing: [HTTPCookie], now: Date) -> [Decision] {
+        struct Key: Hashable { let name: String, domain: String, path: String }
+        func key(_ decision: Decision) -> Key { Key(name: decision.name, domain: decision.domain, path: decision.path) }
+        func deletes(_ decision: Decision) -> Bool { decision.expiry.map { $0 <= now } ?? false }
+        var last: [Key: Int] = [:]
+        var lastDeletion: [Key: Int] = [:]
+        for (index, decision) in decisions.enumerated() {
+            last[key(decision)] = index
+            if deletes(decision) { lastDeletion[key(decision)] = index }
+        }
+        let stored = Set(existing.map { Key(name: $0.name, domain: domainKey($0), path: $0.path) })
+        var kept: [Int] = []
+        var newPerDomain: [String: Int] = [:]
+        // From the last field back, so a domain's newest cookies are the ones counted.
+        for (index, decision) in decisions.enumerated().reversed() where last[key(decision)] == index {
+            let deletion = lastDeletion[key(decision)].flatMap { stored.contains(key(decision)) ? $0 : nil }
+            if deletes(decision) {
+                if let deletion { kept.append(deletion) }
+                continue
+            }
+            let count = newPerDomain[decision.domain, default: 0]
+            if count < maximumCookiesPerDomain {
+                newPerDomain[decision.domain] = count + 1
+                kept.append(index)
+            }
+            if let deletion { kept.append(deletion) }
+        }
+        return kept.sorted().map { decisions[$0] }
     }
 
     private static func store(_ decision: Decision, in storage: HTTPCookieStorage, existing: inout [HTTPCookie], now: Date) {
