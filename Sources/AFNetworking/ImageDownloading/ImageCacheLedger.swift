@@ -21,8 +21,8 @@ struct ImageCacheLedger {
     /// encoded size or format. The dimensions come from the image's header,
     /// which a server writes: a header claiming 4294967295 × 4294967295 would
     /// overflow (and trap), so the cost stops at `maximumCost` — far above any
-    /// capacity, so such an image is never kept, and low enough that no sum of
-    /// the costs held can overflow.
+    /// capacity, so such an image is never kept unless the capacity is
+    /// "unlimited" (UInt64.max), where the usage saturates instead.
     static func cost(of image: Image) -> UInt64 {
         let pixels = UInt64(max(image.pixelWidth, 0)).multipliedReportingOverflow(by: UInt64(max(image.pixelHeight, 0)))
         let bytes = pixels.partialValue.multipliedReportingOverflow(by: 4)
@@ -42,8 +42,11 @@ struct ImageCacheLedger {
     /// (and un-counting) whatever was there.
     mutating func insert(_ image: Image, identifier: String) {
         let entry = Entry(image: image, cost: Self.cost(of: image), lastAccess: nextAccess())
-        if let old = entries.updateValue(entry, forKey: identifier) { usage -= old.cost }
-        usage += entry.cost
+        if let old = entries.updateValue(entry, forKey: identifier) { usage -= min(usage, old.cost) }
+        // Saturating: costs reach 2^48 each, and a capacity of UInt64.max
+        // ("unlimited") never purges, so the total could pass UInt64.max.
+        let (sum, overflow) = usage.addingReportingOverflow(entry.cost)
+        usage = overflow ? .max : sum
     }
 
     /// The image under `identifier`, marking it as the most recent access on a hit.
@@ -56,7 +59,7 @@ struct ImageCacheLedger {
 
     mutating func remove(_ identifier: String) -> Bool {
         guard let old = entries.removeValue(forKey: identifier) else { return false }
-        usage -= old.cost
+        usage -= min(usage, old.cost)
         return true
     }
 
@@ -81,10 +84,11 @@ struct ImageCacheLedger {
         for (identifier, entry) in entries.sorted(by: { $0.value.lastAccess < $1.value.lastAccess }) {
             if bytesRemoved >= bytesToPurge { break }
             entries[identifier] = nil
-            bytesRemoved += entry.cost
+            let (sum, overflow) = bytesRemoved.addingReportingOverflow(entry.cost)
+            bytesRemoved = overflow ? .max : sum
             removed.append(identifier)
         }
-        usage -= bytesRemoved
+        usage -= min(usage, bytesRemoved)
         return removed
     }
 }

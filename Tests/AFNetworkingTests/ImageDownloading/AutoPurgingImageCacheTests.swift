@@ -32,6 +32,19 @@ final class AutoPurgingImageCacheTests: XCTestCase {
         XCTAssertEqual(cache.memoryUsage, 400)
     }
 
+    /// "Unlimited" (a capacity of UInt64.max) never purges: 65,536 images
+    /// each said to cost the most one may (2^48) would pass UInt64.max; the
+    /// usage stops there instead of trapping.
+    func testTheUsageOfAnUnlimitedCacheSaturatesInsteadOfTrapping() throws {
+        let huge = try XCTUnwrap(Image(data: ImageSamples.png(Int(UInt32.max), Int(UInt32.max))))
+        let cache = AutoPurgingImageCache(memoryCapacity: .max, preferredMemoryCapacity: .max)
+        for index in 0..<65_537 { cache.add(huge, withIdentifier: "huge\(index)") }
+        XCTAssertEqual(cache.memoryUsage, .max)
+        XCTAssertTrue(cache.removeImage(withIdentifier: "huge0"))
+        XCTAssertTrue(cache.removeAllImages())
+        XCTAssertEqual(cache.memoryUsage, 0)
+    }
+
     func testImageIsReturnedForItsIdentifier() {
         cache.add(logo, withIdentifier: "logo")
         XCTAssertEqual(cache.image(withIdentifier: "logo"), logo)
