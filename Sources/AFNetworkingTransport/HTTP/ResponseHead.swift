@@ -30,6 +30,10 @@ package struct ResponseHead: Sendable {
     private var spans: [FieldSpan] = []
     private(set) var statusCode = 0
     private var headBytes = 0
+    /// Interim (1xx) heads so far: each resets `headBytes`, so without a
+    /// count of its own a server could send them forever.
+    private var interimHeads = 0
+    package static let maximumInterimHeads = 100
     /// Whether a final head has been completed (a blank line after a non-1xx status).
     package private(set) var isComplete = false
     /// Whether any line of a head has arrived since the last one completed.
@@ -57,7 +61,13 @@ package struct ResponseHead: Sendable {
             // libcurl takes a 101 as final and hands what follows as its body
             // (curl test 1801); the library never asks to switch protocols.
             if statusCode == 101 { return .invalid("The server switched protocols (101 Switching Protocols) without being asked to.") }
-            if (100..<200).contains(statusCode) { return .pending }
+            if (100..<200).contains(statusCode) {
+                interimHeads += 1
+                guard interimHeads <= ResponseHead.maximumInterimHeads else {
+                    return .invalid("The server sent more than \(ResponseHead.maximumInterimHeads) interim (1xx) responses.")
+                }
+                return .pending
+            }
             if let problem = contentLengthProblem() ?? transferCodingProblem() { return .invalid(problem) }
             isComplete = true
             return .complete

@@ -45,6 +45,23 @@ final class ResponseHeadFieldsTests: XCTestCase {
         return head.response(for: try XCTUnwrap(URL(string: "http://127.0.0.1/")))
     }
 
+    /// Each interim head starts the size count afresh; their number is bounded
+    /// on its own, so a server cannot send 1xx heads forever.
+    func testInterimHeadsAreBoundedInNumber() {
+        var head = ResponseHead()
+        func feed(_ line: String) -> ResponseHead.LineResult {
+            var bytes = Array((line + "\r\n").utf8)
+            return bytes.withUnsafeMutableBufferPointer { head.consume(line: UnsafeBufferPointer($0)) }
+        }
+        for _ in 0..<ResponseHead.maximumInterimHeads {
+            XCTAssertEqual(feed("HTTP/1.1 103 Early Hints"), .pending)
+            XCTAssertEqual(feed(""), .pending)
+        }
+        XCTAssertEqual(feed("HTTP/1.1 100 Continue"), .pending)
+        guard case .invalid(let reason) = feed("") else { return XCTFail("the 101st interim head is refused") }
+        XCTAssertTrue(reason.contains("interim"), reason)
+    }
+
     func testTheVersionIsTheStatusLinesFirstWord() throws {
         XCTAssertEqual(try read(["HTTP/1.1 200 OK", "Content-Length: 0"]).httpVersion, "HTTP/1.1")
         XCTAssertEqual(try read(["HTTP/2 204"]).httpVersion, "HTTP/2")
