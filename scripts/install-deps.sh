@@ -5,7 +5,7 @@ set -euo pipefail
 
 # libpsl-dev: the public suffix list for cookie Domain checks (the CPSL target);
 # zlib1g-dev, libbrotli-dev, libzstd-dev: the content decoders (CAFCompression).
-packages=(libcurl4-openssl-dev libssl-dev libpsl-dev zlib1g-dev libbrotli-dev libzstd-dev openssl gzip nginx-light python3-httpbin gunicorn tinyproxy dante-server)
+packages=(libcurl4-openssl-dev libssl-dev libpsl-dev zlib1g-dev libbrotli-dev libzstd-dev openssl gzip nginx-light python3-httpbin gunicorn tinyproxy dante-server iproute2 util-linux)
 # `install-deps.sh bench`: also valgrind (instructions per request) and
 # binutils' strip (valgrind cannot read Swift 6.3's debug sections).
 if [[ "${1:-}" == bench ]]; then packages+=(valgrind binutils); fi

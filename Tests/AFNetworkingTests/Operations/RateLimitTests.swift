@@ -143,7 +143,11 @@ final class RateLimitTests: OperationTestCase {
     /// A graph's upload cap is shared by the requests that send a body, not
     /// by every running node (a GET beside two uploads took a third of it).
     func testAGraphsUploadCapIsSharedByItsUploadsOnly() throws {
-        let graph = RequestGraph()
+        // A suspended queue: every share is decided in `start()` before any
+        // request can finish and free its place.
+        let queue = OperationQueue()
+        queue.isSuspended = true
+        let graph = RequestGraph(operationQueue: queue)
         graph.maximumUploadBytesPerSecond = 128 << 10
         var uploads: [HTTPRequestOperation] = []
         for _ in 0..<2 {
@@ -157,6 +161,7 @@ final class RateLimitTests: OperationTestCase {
         let done = expectation(description: "graph")
         graph.setCompletionBlock(queue: .global()) { _ in done.fulfill() }
         graph.start()
+        queue.isSuspended = false
         wait(for: [done], timeout: 30)
         for upload in uploads {
             XCTAssertEqual(upload.settings.withLock { $0.graphUploadShare }, 64 << 10, "half the cap each")

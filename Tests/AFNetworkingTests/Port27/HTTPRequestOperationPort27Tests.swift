@@ -19,15 +19,18 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
         URLRequest(url: try SharedServers.httpbin().baseURL.appendingPathComponent(path))
     }
 
-    /// httpbin's `/delay/<seconds>`: a JSON body after `seconds`.
-    private func delayRequest(_ seconds: Int) -> URLRequest {
-        let body = Data("{\"delay\":\(seconds)}".utf8)
-        server.route("/delay/\(seconds)") { _ in
-            [.wait(TimeInterval(seconds)),
+    /// httpbin's `/delay/<n>`, held by an event instead of a clock: the JSON
+    /// body goes only once `released` is set (never, for a test that cancels;
+    /// tearDown's shutdown ends the wait), so a pause or cancel always lands
+    /// before the answer, however slow the machine.
+    private func heldRequest(_ released: Locked<Bool>) -> URLRequest {
+        let body = Data("{\"delay\":1}".utf8)
+        server.route("/delay/1") { _ in
+            [.waitUntil({ released.value }, timeout: 60),
              .head(status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")]),
              .body(body), .end]
         }
-        return request("/delay/\(seconds)")
+        return request("/delay/1")
     }
 
     /// Starts `operation` itself and waits (bounded) for its success or failure block.
@@ -59,7 +62,8 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
     // MARK: Pause and resume
 
     func testPauseResumeStallsNetworkThread() {
-        let request = delayRequest(1)
+        let released = Locked(false)
+        let request = heldRequest(released)
         let operation = HTTPRequestOperation(request: request)
         let outcome = Locked(Outcome())
         let done = expectation(description: "first operation")
@@ -71,6 +75,7 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
 
         operation.resume()
         XCTAssertTrue(spin { operation.isExecuting })
+        released.value = true
         wait(for: [done], timeout: 15)
         XCTAssertTrue(spin { operation.isFinished })
         XCTAssertNil(outcome.value.error)
@@ -83,7 +88,7 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
     }
 
     func testThatOperationCanBePaused() {
-        let operation = HTTPRequestOperation(request: delayRequest(1))
+        let operation = HTTPRequestOperation(request: heldRequest(Locked(false)))
         operation.start()
         XCTAssertTrue(spin { operation.isExecuting })
 
@@ -95,7 +100,7 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
     }
 
     func testThatPausedOperationCanBeResumed() {
-        let operation = HTTPRequestOperation(request: delayRequest(1))
+        let operation = HTTPRequestOperation(request: heldRequest(Locked(false)))
         operation.start()
         XCTAssertTrue(spin { operation.isExecuting })
 
@@ -110,7 +115,8 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
     }
 
     func testThatPausedOperationCanBeCompleted() {
-        let operation = HTTPRequestOperation(request: delayRequest(1))
+        let released = Locked(false)
+        let operation = HTTPRequestOperation(request: heldRequest(released))
         let outcome = Locked(Outcome())
         let done = expectation(description: "completion")
         record(operation, into: outcome) { done.fulfill() }
@@ -123,6 +129,7 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
 
         operation.resume()
         XCTAssertTrue(spin { operation.isExecuting })
+        released.value = true
         wait(for: [done], timeout: 15)
         XCTAssertTrue(spin { operation.isFinished })
         XCTAssertNil(outcome.value.error)
@@ -152,7 +159,7 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
     // MARK: Cancellation
 
     func testThatCancellationOfRequestOperationSetsError() {
-        let operation = HTTPRequestOperation(request: delayRequest(5))
+        let operation = HTTPRequestOperation(request: heldRequest(Locked(false)))
         operation.start()
         XCTAssertTrue(spin { operation.isExecuting })
 
@@ -163,7 +170,7 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
     }
 
     func testThatCancellationOfRequestOperationInvokesFailureCompletionBlock() {
-        let operation = HTTPRequestOperation(request: delayRequest(5))
+        let operation = HTTPRequestOperation(request: heldRequest(Locked(false)))
         let error = failureBlockError(operation) {
             operation.start()
             XCTAssertTrue(spin { operation.isExecuting })
@@ -175,7 +182,7 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
     }
 
     func testThatCancellationOfRequestBeforeStartingRequestSetsError() {
-        let operation = HTTPRequestOperation(request: delayRequest(5))
+        let operation = HTTPRequestOperation(request: heldRequest(Locked(false)))
         let error = failureBlockError(operation) {
             operation.cancel()
             operation.start()
@@ -188,7 +195,7 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
     }
 
     func testThatCancellationOfRequestBeforeStartingRequestSetsErrorInvokesFailureCompletionBlock() {
-        let operation = HTTPRequestOperation(request: delayRequest(5))
+        let operation = HTTPRequestOperation(request: heldRequest(Locked(false)))
         let error = failureBlockError(operation) {
             operation.cancel()
             operation.start()
@@ -224,7 +231,8 @@ final class HTTPRequestOperationPort27Tests: OperationTestCase {
                                             failure: { _, error in firstError.value = error as NSError })
         first.responseSerializer = HTTPResponseSerializer()
 
-        let second = HTTPRequestOperation(request: delayRequest(1))
+        // Released at once: a delay only made it the slower of the two.
+        let second = HTTPRequestOperation(request: heldRequest(Locked(true)))
         second.setCompletionBlockWithSuccess({ _, _ in secondSucceeded.value = true },
                                              failure: { _, error in secondError.value = error as NSError })
         second.responseSerializer = HTTPResponseSerializer()

@@ -94,6 +94,7 @@ final class SecurityPolicyPort27Tests: XCTestCase {
             if let value { setenv(name, value, 1) } else { unsetenv(name) }
         }
         if let storeDirectory { try? FileManager.default.removeItem(at: storeDirectory) }
+        super.tearDown()
     }
 
     private func check(_ scenarios: [Scenario27], file: StaticString = #filePath, line: UInt = #line) {
@@ -339,10 +340,9 @@ final class SecurityPolicyPort27FloorTests: XCTestCase {
         XCTAssertTrue(SecurityPolicy.default().evaluateServerTrust(trustedItself, forDomain: "localhost"))
     }
 
-    /// Expected to fail today: when the server also sends the issuer, OpenSSL
-    /// keeps it above the directly trusted leaf (chain [leaf, issuer]), and the
-    /// CA-as-leaf rule takes any chain longer than one certificate for a CA
-    /// issuing to a server (CAFOpenSSL.c:242, is_ca_used_as_leaf, applied at :299).
+    /// When the server also sends the issuer, OpenSSL keeps it above the
+    /// directly trusted leaf (chain [leaf, issuer]): the CA-as-leaf rule must
+    /// ask whether the leaf itself is trusted or pinned, not count the chain.
     func testACACertificatePinnedOrTrustedItselfIsAcceptedWhenItsIssuerIsSentToo() throws {
         let pki = try generated()
         XCTAssertTrue(certificatePinned(pki.caLeaf).evaluateServerTrust(trust(pki.caLeaf), forDomain: "localhost"))
@@ -359,9 +359,8 @@ final class SecurityPolicyPort27FloorTests: XCTestCase {
         }
     }
 
-    // Expected to fail today: `.publicKey` with allowInvalidCertificates ignores
-    // the whole verification outcome (SecurityPolicy+Evaluation.swift:47), and
-    // the `.publicKey` branch (:84) compares keys and signatures only.
+    // `.publicKey` with allowInvalidCertificates forgives the chain's other
+    // failures, never the floor (a weak key or digest, a CA as the leaf).
 
     func testPublicKeyPinningWithInvalidCertificatesAllowedRefusesAnRSA1024Leaf() throws {
         let pki = try generated()
@@ -739,10 +738,9 @@ final class SecurityPolicyTLSMatrixTests: OperationTestCase {
         }
     }
 
-    /// Expected to fail today (see SecurityPolicyPort27FloorTests): the handshake's
-    /// evaluator replaces OpenSSL's verification (Transfer+TLS.swift:29), and
-    /// the policy's `.publicKey` path with allowInvalidCertificates ignores the
-    /// verification outcome, floor included (SecurityPolicy+Evaluation.swift:47).
+    /// The handshake's evaluator replaces OpenSSL's verification, so the
+    /// policy's `.publicKey` path with allowInvalidCertificates must keep the
+    /// floor itself (see SecurityPolicyPort27FloorTests).
     func testPublicKeyPinningWithInvalidCertificatesAllowedRefusesWeakLeavesInTheHandshake() throws {
         let pki = try Port27PKI.shared()
         for (name, leaf) in [("weak-key", pki.weakKeyLeaf), ("sha1", pki.sha1Leaf)] {

@@ -25,8 +25,13 @@ final class URLSessionManagerPort27Tests: SessionTasksTestCase {
         return makeManager(configuration: configuration)
     }
 
+    /// Never answered (until tearDown shuts the server down): every task
+    /// here is still running when it is suspended or cancelled, however slow
+    /// the machine.
     private func delayURLRequest() -> URLRequest {
-        routeSlowly("/delay/1")
+        server.route("/delay/1") { _ in
+            [.waitUntil({ false }, timeout: 60), .head(status: 200, headers: [("Content-Length", "0")]), .end]
+        }
         return request("/delay/1")
     }
 
