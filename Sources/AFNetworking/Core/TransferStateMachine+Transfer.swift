@@ -81,7 +81,8 @@ extension TransferStateMachine {
                 journey.output.responseBeforeResume = nil
                 journey.output.entityBytes = offset
                 journey.output.expectedLength = ResumeRules.completeLength(of: response) ?? -1
-                journey.output.rangeEnd = ResumeRules.rangeEnd(of: response)
+                // A HEAD's 206 has no body to fill its range with.
+                journey.output.rangeEnd = (hop.request.httpMethod ?? "GET").uppercased() == "HEAD" ? nil : ResumeRules.rangeEnd(of: response)
                 journey.output.entityHead = response
             case .restart:
                 hop.route = .output

@@ -209,9 +209,11 @@ open class RequestGraph: NSObject, @unchecked Sendable {
 
     /// Starts the graph (idempotent): nodes whose dependencies are done go to the queue.
     open func start() {
+        // Not after the graph ended (a cancel before start ends it): a span
+        // begun then would never be ended.
         let first = core.withLock { core -> Bool in
             defer { core.startRequested = true }
-            return !core.startRequested
+            return !core.startRequested && core.report == nil
         }
         guard first else { return }
         // The caller's tracer and context (task-locals: read here, in the caller).

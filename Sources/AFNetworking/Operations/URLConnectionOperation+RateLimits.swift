@@ -30,13 +30,13 @@ extension URLConnectionOperation {
         set { settings.set(\.maximumUploadBytesPerSecond, to: max(newValue, 0)) }
     }
 
-    /// A graph's caps, given to the operation when the graph queues it.
     /// Whether the request sends a body (counts for a graph's upload cap).
     var sendsBody: Bool {
         let request = self.request
         return request.httpBody != nil || request.httpBodyStream != nil
     }
 
+    /// A graph's caps, given to the operation when the graph queues it.
     func shareGraphCaps(download: TransferRateLimiter?, uploadShare: Int64) {
         settings.withLock { settings in
             settings.graphDownloadLimiter = download

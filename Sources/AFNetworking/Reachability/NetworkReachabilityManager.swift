@@ -52,7 +52,9 @@ open class NetworkReachabilityManager: NSObject, @unchecked Sendable {
         NetworkReachabilityManager(target: .domain(domain))
     }
 
-    /// A manager for a socket address (`sockaddr_in` or `sockaddr_in6`).
+    /// A manager for a socket address (`sockaddr_in` or `sockaddr_in6`). The
+    /// zero address (0.0.0.0 or ::) watches the network in general, as
+    /// `shared()` does (2.7 made its shared manager from it).
     public static func manager(forAddress address: UnsafeRawPointer) -> NetworkReachabilityManager {
         let family = address.load(as: sockaddr.self).sa_family
         let length = family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size

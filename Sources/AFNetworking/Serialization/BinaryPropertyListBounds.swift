@@ -15,11 +15,20 @@ enum BinaryPropertyListBounds {
     static func problem(in data: Data) -> String? {
         data.withUnsafeBytes { raw -> String? in
             let bytes = raw.bindMemory(to: UInt8.self)
-            guard bytes.count >= 40, bytes.starts(with: Array("bplist0".utf8)) else { return nil }
-            guard let table = Table(bytes) else { return nil }
+            guard bytes.starts(with: Array("bplist0".utf8)) else { return nil }
+            // What this reader cannot follow is refused, not handed on:
+            // Foundation reads forms this one does not (wider integers).
+            guard bytes.count >= 40, let table = Table(bytes) else {
+                return "the binary property list's trailer or offset table is not one this library reads"
+            }
             return table.expansionProblem(limit: bytes.count + (1 << 20))
         }
     }
+
+    /// The deepest nesting read: Foundation's reader and its conversion to
+    /// Swift values recurse once per level, so a deep chain of one-element
+    /// arrays (a few bytes a level) would overflow the stack.
+    static let maximumDepth = 512
 
     /// The trailer and offset table: where each object starts.
     private struct Table {
@@ -120,6 +129,10 @@ enum BinaryPropertyListBounds {
                         return "the binary property list refers to a container inside itself"
                     case .unvisited:
                         stack.append(frame)
+                        // Foundation reads (and converts) nested containers recursively.
+                        guard stack.count < maximumDepth else {
+                            return "the binary property list nests containers more than \(maximumDepth) deep"
+                        }
                         if let problem = enter(member) { return problem }
                     }
                     if let last = stack.last, last.total > limit { return Table.tooLarge(limit) }

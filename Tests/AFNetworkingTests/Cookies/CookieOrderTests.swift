@@ -45,6 +45,15 @@ final class CookieOrderTests: CookieTestCase {
         }
     }
 
+    /// Set twice in one response, a cookie keeps the place of its first field.
+    func testACookieSetTwiceInOneResponseKeepsItsFirstPlace() {
+        forEachClient { agent in
+            let origin = "http://www.\(site).com"
+            XCTAssertEqual(header(after: ["a=1", "b=1", "a=2"], at: "\(origin)/set", next: "\(origin)/next", with: agent), "a=2; b=1",
+                           "\(agent.client)")
+        }
+    }
+
     /// A cookie deleted and set again is new: it goes last.
     func testADeletedCookieSetAgainIsNew() {
         forEachClient { agent in

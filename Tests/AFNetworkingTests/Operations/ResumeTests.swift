@@ -139,6 +139,20 @@ final class ResumeTests: OperationTestCase {
         }
     }
 
+    /// A HEAD asking for a range gets its 206 head only: there is no body to
+    /// fill the range with, and that is no failure.
+    func testAHEADWithARangeAnsweredWith206Succeeds() {
+        server.route("/ranged-head") { _ in
+            [.head(status: 206, headers: [("Content-Range", "bytes 100-199/200"), ("Content-Length", "100")]), .end]
+        }
+        var request = request("/ranged-head", method: "HEAD")
+        request.setValue("bytes=100-", forHTTPHeaderField: "Range")
+        let operation = HTTPRequestOperation(request: request)
+        let outcome = run(operation)
+        XCTAssertNil(outcome.error)
+        XCTAssertEqual(operation.response?.statusCode, 206)
+    }
+
     /// Without a validator nothing could tell a changed entity apart: the
     /// resume asks for the whole body again (2.7 appended whatever came).
     func testWithoutAValidatorAResumeStartsOver() {
@@ -214,6 +228,7 @@ final class ResumeTests: OperationTestCase {
                        "a 206 without a tag: the server honoured If-Range")
         for (range, ifRange, etag, modified) in [("bytes 100-150/200", nil, nil, nil), ("items 100-199/200", nil, nil, nil),
                                                  ("bytes 100-199/150", nil, nil, nil), ("bytes 100-99/200", nil, nil, nil),
+                                                 ("bytes 100-9223372036854775807/*", nil, nil, nil),
                                                  ("bytes 100-199/200", "\"a\"", "\"b\"", nil),
                                                  ("bytes 100-199/200", "Sun, 06 Nov 1994 08:49:37 GMT", nil, "Mon, 07 Nov 1994 08:49:37 GMT")] as [(String, String?, String?, String?)] {
             if case .fail = ResumeRules.decide(statusCode: 206, contentRange: range, offset: 100, ifRange: ifRange, etag: etag, lastModified: modified) {} else {

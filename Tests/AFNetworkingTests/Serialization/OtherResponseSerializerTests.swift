@@ -52,6 +52,37 @@ final class PropertyListResponseSerializerTests: XCTestCase {
         return Data(data)
     }
 
+    /// A binary plist of `count` one-element arrays, each holding the next,
+    /// with object references and offsets of `size` bytes.
+    private func nestedArrays(_ count: Int, referenceSize size: Int) -> Data {
+        func bigEndian(_ value: Int, _ width: Int) -> [UInt8] { (0..<width).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
+        var data = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for index in 0..<count {
+            offsets.append(data.count)
+            data += [0xA1] + bigEndian(index + 1, size)
+        }
+        offsets.append(data.count)
+        data += [0x10, 0x00]
+        let table = data.count
+        for offset in offsets { data += bigEndian(offset, 4) }
+        data += [0, 0, 0, 0, 0, 0, 4, UInt8(size)] + bigEndian(count + 1, 8) + bigEndian(0, 8) + bigEndian(table, 8)
+        return Data(data)
+    }
+
+    /// Nesting past 512 is refused (Foundation's reader recurses per level),
+    /// and so is a form this reader cannot follow (9-byte references, which
+    /// Foundation reads), rather than handed on unchecked.
+    func testDeepOrUnreadableBinaryPlistsAreRefused() {
+        for (name, data) in [("deep", nestedArrays(5_000, referenceSize: 2)), ("wide references", nestedArrays(3, referenceSize: 9))] {
+            XCTAssertThrowsError(try serializer.responseObject(for: makeResponse(contentType: "application/x-plist"), data: data), name) { error in
+                XCTAssertEqual((error as NSError).code, NSURLErrorCannotDecodeContentData, name)
+            }
+        }
+        XCTAssertNotNil(try serializer.responseObject(for: makeResponse(contentType: "application/x-plist"),
+                                                      data: nestedArrays(100, referenceSize: 2)), "100 deep is read")
+    }
+
     /// 203 bytes that would expand to 2^40 values: refused at once, not
     /// handed to Foundation (which copies every shared container).
     func testABinaryPlistThatExpandsExponentiallyIsRefused() {

@@ -35,28 +35,36 @@ extension CookieJar {
         func deletes(_ decision: Decision) -> Bool { decision.expiry.map { $0 <= now } ?? false }
         var last: [Key: Int] = [:]
         var lastDeletion: [Key: Int] = [:]
+        // Where the cookie that ends up stored was first set: a replacement
+        // keeps that place (and creation order), so it is stored there.
+        var firstSet: [Key: Int] = [:]
         for (index, decision) in decisions.enumerated() {
             last[key(decision)] = index
-            if deletes(decision) { lastDeletion[key(decision)] = index }
+            if deletes(decision) {
+                lastDeletion[key(decision)] = index
+                firstSet[key(decision)] = nil
+            } else if firstSet[key(decision)] == nil {
+                firstSet[key(decision)] = index
+            }
         }
         let stored = Set(existing.map { Key(name: $0.name, domain: domainKey($0), path: $0.path) })
-        var kept: [Int] = []
+        var kept: [(position: Int, index: Int)] = []
         var newPerDomain: [String: Int] = [:]
         // From the last field back, so a domain's newest cookies are the ones counted.
         for (index, decision) in decisions.enumerated().reversed() where last[key(decision)] == index {
             let deletion = lastDeletion[key(decision)].flatMap { stored.contains(key(decision)) ? $0 : nil }
             if deletes(decision) {
-                if let deletion { kept.append(deletion) }
+                if let deletion { kept.append((deletion, deletion)) }
                 continue
             }
             let count = newPerDomain[decision.domain, default: 0]
             if count < maximumCookiesPerDomain {
                 newPerDomain[decision.domain] = count + 1
-                kept.append(index)
+                kept.append((firstSet[key(decision)] ?? index, index))
             }
-            if let deletion { kept.append(deletion) }
+            if let deletion { kept.append((deletion, deletion)) }
         }
-        return kept.sorted().map { decisions[$0] }
+        return kept.sorted { $0.position < $1.position }.map { decisions[$0.index] }
     }
 
     private static func store(_ decision: Decision, in storage: HTTPCookieStorage, existing: inout [HTTPCookie], now: Date) {

@@ -101,20 +101,21 @@ enum ResumeRules {
         guard parts.count == 2, parts[0].lowercased() == "bytes" else { return nil }
         let spec = parts[1].trimmingCharacters(in: .whitespaces)
         guard let dash = spec.firstIndex(of: "-"), let slash = spec.firstIndex(of: "/"), dash < slash,
-              let first = Int64(spec[..<dash]), let last = Int64(spec[spec.index(after: dash)..<slash]), first <= last else { return nil }
+              let first = Int64(spec[..<dash]), let last = Int64(spec[spec.index(after: dash)..<slash]), first <= last,
+              last < .max else { return nil }   // a last byte with no room for one more is no range
         let totalText = spec[spec.index(after: slash)...]
         if totalText == "*" { return (first, last, nil) }
         guard let total = Int64(totalText), last < total else { return nil }
         return (first, last, total)
     }
 
-    /// The full length of the entity a 206 answers with (Content-Range's total).
     /// Where the entity ends after a 206 that continues it: the last byte
     /// its `Content-Range` names, plus one (nil without a usable range).
     static func rangeEnd(of response: ReceivedResponse) -> Int64? {
         response.value(forField: "content-range").flatMap(byteRange(of:)).map { $0.last + 1 }
     }
 
+    /// The full length of the entity a 206 answers with (Content-Range's total).
     static func completeLength(of response: ReceivedResponse) -> Int64? {
         response.value(forField: "content-range").flatMap(completeLength(of:))
     }
