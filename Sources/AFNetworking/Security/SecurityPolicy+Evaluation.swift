@@ -103,9 +103,7 @@ extension SecurityPolicy {
                     linked = linked && cafssl_cert_signed_by(chain[index - 1].handle, certificate.handle) == 1
                     guard linked else { break }
                 }
-                guard let key = certificate.subjectPublicKeyInfo else { continue }
-                if pins.publicKeys.contains(key) { return nil }
-                if !pins.publicKeyDigests.isEmpty, let digest = PublicKeyPins.sha256(key), pins.publicKeyDigests.contains(digest) { return nil }
+                if Self.keyIsPinned(of: certificate, in: pins) { return nil }
             }
             return SecurityPolicyError(.pinMismatch, detail: linked ? "no public key of the chain is pinned"
                                                                     : "no public key of the chain is pinned (above a certificate its issuer did not sign)")
