@@ -54,6 +54,14 @@ extension TransferStateMachine {
                 return offeringToRetrier(declineFollowUp(journey, hop: followUp.hop, response: followUp.response), journey: journey,
                                          hop: followUp.hop)
             }
+            if offer.scheme == .basic, user.contains(":") {
+                // RFC 7617 §2: Basic cannot carry it (the server splits at the
+                // first colon and would read another user and password).
+                let error = TransportErrors.make(NSURLErrorUserAuthenticationRequired, url: request.url, underlying: nil,
+                                                 description: "The credential's user name contains \":\", which Basic authentication cannot carry (RFC 7617 §2); it was not sent.")
+                let response = followUp.response.isTunnelRefusal ? nil : TransferStateMachine.ResponseValue.received(followUp.response)
+                return deliver(Outcome(failure: error, response: response, request: request, journey: journey))
+            }
             journey.authenticationFailures += 1
             var effects = FollowUpEffects()
             // A proxy's Set-Cookie is not the origin's.

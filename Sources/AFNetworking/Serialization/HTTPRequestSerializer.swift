@@ -26,6 +26,10 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
         var networkServiceType: URLRequest.NetworkServiceType = .default
         var timeoutInterval: TimeInterval = 60
         var httpRequestHeaders: [String: String] = [:]
+        /// The `Authorization` value the Basic setter made from a user name
+        /// holding ":" (see `setAuthorizationHeaderFieldWithUsername`): while
+        /// it is the field's value, building a request throws.
+        var basicValueWithColonUser: String?
         var httpMethodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
         var queryStringSerializationStyle: HTTPRequestQueryStringSerializationStyle = .defaultStyle
         /// A caller-supplied query string builder, which replaces the style while set.
@@ -133,9 +137,16 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     }
 
     /// Sets `Authorization: Basic …` from `username:password` in UTF-8.
+    ///
+    /// A user name holding ":" cannot be sent this way (RFC 7617 §2: the server
+    /// splits at the first colon, so it would read another user name and
+    /// password). The setter cannot throw (2.7's signature), so the field is
+    /// kept and building a request that would carry it throws `NSURLErrorBadURL`
+    /// in `NSURLErrorDomain`, as for any field that cannot be sent as it is.
     open func setAuthorizationHeaderFieldWithUsername(_ username: String, password: String) {
-        let credentials = Data("\(username):\(password)".utf8).base64EncodedString()
-        setValue("Basic \(credentials)", forHTTPHeaderField: "Authorization")
+        let value = "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()
+        setValue(value, forHTTPHeaderField: "Authorization")
+        state.withLock { $0.basicValueWithColonUser = username.contains(":") ? value : nil }
     }
 
     /// Sets `Authorization: Token token="…"`.
@@ -230,9 +241,13 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     /// `URLRequest.setValue` would drop it without a word, and the request
     /// would go out without it (`"Bearer token\n"`: no Authorization at all).
     func applyDefaultHeaders(to request: inout URLRequest) throws {
-        for (field, value) in httpRequestHeaders where request.value(forHTTPHeaderField: field) == nil {
+        let (headers, unsendableBasic) = state.withLock { ($0.httpRequestHeaders, $0.basicValueWithColonUser) }
+        for (field, value) in headers where request.value(forHTTPHeaderField: field) == nil {
             if let problem = HeaderFieldValidation.problem(name: field, value: value, url: request.url, role: "default header field") {
                 throw problem
+            }
+            if value == unsendableBasic, field.caseInsensitiveCompare("Authorization") == .orderedSame {
+                throw HeaderFieldValidation.basicUserWithColon(url: request.url)
             }
             request.setValue(value, forHTTPHeaderField: field)
         }
@@ -382,8 +397,11 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
         }
         let encoding = SecureCodingHelpers.decodeUInt(forKey: "stringEncoding", with: coder).map(String.Encoding.init(rawValue:))
         let methods = SecureCodingHelpers.decodeStringSet(forKey: "HTTPMethodsEncodingParametersInURI", with: coder)
+        let unsendableBasic = coder.containsValue(forKey: Self.unsendableBasicKey)
+            ? coder.decodeObject(of: NSString.self, forKey: Self.unsendableBasicKey).map { String($0) } : nil
         state.withLock { state in
             state.httpRequestHeaders = headers
+            state.basicValueWithColonUser = unsendableBasic
             if let style { state.queryStringSerializationStyle = style }
             if let encoding { state.stringEncoding = encoding }
             if let methods { state.httpMethodsEncodingParametersInURI = methods }
@@ -393,13 +411,20 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     /// Archives headers, query style, encoding and the URI-encoding methods. A custom
     /// query block cannot be archived and is dropped.
     open func encode(with coder: NSCoder) {
-        let (headers, style) = state.withLock { ($0.httpRequestHeaders, $0.queryStringSerializationStyle) }
+        let (headers, style, unsendableBasic) = state.withLock {
+            ($0.httpRequestHeaders, $0.queryStringSerializationStyle, $0.basicValueWithColonUser)
+        }
         coder.encode(NSDictionary(dictionary: headers), forKey: "mutableHTTPRequestHeaders")
+        // So a restored serializer still refuses to send it (2.7 has no such key).
+        if let unsendableBasic { coder.encode(NSString(string: unsendableBasic), forKey: Self.unsendableBasicKey) }
         coder.encode(NSNumber(value: style.rawValue), forKey: "queryStringSerializationStyle")
         coder.encode(NSNumber(value: stringEncoding.rawValue), forKey: "stringEncoding")
         SecureCodingHelpers.encode(httpMethodsEncodingParametersInURI, forKey: "HTTPMethodsEncodingParametersInURI",
                                    with: coder)
     }
+
+    /// The archive key of `basicValueWithColonUser`.
+    private static let unsendableBasicKey = "AFNBasicAuthorizationWithColonUser"
 
     // MARK: NSCopying
 

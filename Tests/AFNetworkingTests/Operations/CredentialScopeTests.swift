@@ -60,6 +60,22 @@ final class CredentialScopeTests: OperationTestCase {
                       "the other origin received the credential")
     }
 
+    /// RFC 7617 §2: a user name holding ":" cannot be sent as Basic (the
+    /// server would split it at the colon): the request fails, saying why, and
+    /// nothing is sent with it.
+    func testABasicChallengeIsNotAnsweredForAUserNameWithAColon() {
+        protect(server)
+        let operation = operation(url("/secret"))
+        operation.credential = URLCredential(user: "team:alice", password: "secret", persistence: .none)
+        let error = run(operation).error as NSError?
+        XCTAssertEqual(error?.domain, NSURLErrorDomain)
+        XCTAssertEqual(error?.code, NSURLErrorUserAuthenticationRequired)
+        XCTAssertTrue(error?.localizedDescription.contains("RFC 7617") == true, "\(String(describing: error))")
+        XCTAssertEqual(operation.response?.statusCode, 401, "the challenge is the response")
+        XCTAssertEqual(server.requests.count, 1, "no second request")
+        XCTAssertTrue(server.requests.allSatisfy { $0.headers.first(name: "authorization") == nil })
+    }
+
     func testAChallengeBlockMayStillAnswerAnotherOrigin() throws {
         protect(other)
         server.respond("/go", status: 302, headers: [("Location", "http://127.0.0.1:\(other.port)/secret")])

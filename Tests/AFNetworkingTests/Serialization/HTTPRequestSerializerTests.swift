@@ -129,6 +129,39 @@ final class HTTPRequestSerializerTests: XCTestCase {
         XCTAssertNil(serializer.value(forHTTPHeaderField: "Authorization"))
     }
 
+    /// RFC 7617 §2: Basic cannot carry a user name holding ":". The 2.7
+    /// setter cannot throw, so building a request with that default throws
+    /// (also from a copy and an archived serializer); a user name without one,
+    /// or a request's own Authorization, is unaffected.
+    func testBasicAuthorizationWithAColonInTheUserNameIsRefusedWhenARequestIsBuilt() throws {
+        serializer.setAuthorizationHeaderFieldWithUsername("team:alice", password: "pw")
+        func refused(_ serializer: HTTPRequestSerializer, _ note: String) {
+            XCTAssertThrowsError(try serializer.request(withMethod: "GET", urlString: "http://example.com/x", parameters: nil), note) { error in
+                let error = error as NSError
+                XCTAssertEqual(error.domain, NSURLErrorDomain, note)
+                XCTAssertEqual(error.code, NSURLErrorBadURL, note)
+                XCTAssertTrue(error.localizedDescription.contains("RFC 7617"), error.localizedDescription)
+            }
+        }
+        refused(serializer, "the serializer")
+        refused(try XCTUnwrap(serializer.copy() as? HTTPRequestSerializer), "a copy")
+        let archive = try NSKeyedArchiver.archivedData(withRootObject: serializer, requiringSecureCoding: true)
+        refused(try XCTUnwrap(try NSKeyedUnarchiver.unarchivedObject(ofClass: HTTPRequestSerializer.self, from: archive)), "an archived copy")
+
+        var own = URLRequest(url: URL(string: "http://example.com/own")!)
+        own.setValue("Bearer t", forHTTPHeaderField: "Authorization")
+        let kept = try serializer.requestBySerializingRequest(own, withParameters: nil)
+        XCTAssertEqual(kept.value(forHTTPHeaderField: "Authorization"), "Bearer t", "the request's own field wins, as before")
+
+        serializer.setAuthorizationHeaderFieldWithUsername("alice", password: "pass:word")
+        let fine = try serializer.request(withMethod: "GET", urlString: "http://example.com/x", parameters: nil)
+        XCTAssertEqual(fine.value(forHTTPHeaderField: "Authorization"), "Basic " + Data("alice:pass:word".utf8).base64EncodedString(),
+                       "a colon in the password is fine")
+        serializer.setAuthorizationHeaderFieldWithUsername("a:b", password: "c")
+        serializer.clearAuthorizationHeader()
+        XCTAssertNoThrow(try serializer.request(withMethod: "GET", urlString: "http://example.com/x", parameters: nil))
+    }
+
     func testMethodsEncodingParametersInURI() throws {
         XCTAssertEqual(serializer.httpMethodsEncodingParametersInURI, ["GET", "HEAD", "DELETE"])
         for method in ["GET", "HEAD", "DELETE", "delete"] {

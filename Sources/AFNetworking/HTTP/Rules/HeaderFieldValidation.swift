@@ -32,4 +32,17 @@ enum HeaderFieldValidation {
         }
         return NSError(domain: NSURLErrorDomain, code: NSURLErrorBadURL, userInfo: info)
     }
+
+    /// The error for a Basic `Authorization` field made from a user name
+    /// holding ":", which RFC 7617 §2 makes unsendable.
+    static func basicUserWithColon(url: URL?) -> NSError {
+        var info: [String: Any] = [
+            NSLocalizedDescriptionKey: "The default Authorization field was set from a user name containing \":\", which Basic authentication cannot carry (RFC 7617 §2); nothing was sent.",
+        ]
+        if let url {
+            info[NSURLErrorFailingURLErrorKey] = url
+            info["NSErrorFailingURLStringKey"] = url.absoluteString
+        }
+        return NSError(domain: NSURLErrorDomain, code: NSURLErrorBadURL, userInfo: info)
+    }
 }
