@@ -11,7 +11,7 @@ struct ResponseOptions: ParsableArguments {
           help: "Write the body to the file the URL's last path segment names, in the current directory (curl's -O); as with -o, an existing file is written over.")
     var remoteName = false
 
-    @Flag(name: [.short, .customLong("include")], help: "Print the status line and headers (to stdout) before the body.")
+    @Flag(name: [.short, .customLong("include")], help: "Print the status line and headers (to stdout, lines ended by CRLF as curl prints them) before the body.")
     var include = false
 
     @Flag(name: .shortAndLong, help: "Also print, on stderr, the request line and headers, each redirect and challenge, each response head when it arrives and the transfer metrics (with -s too).")

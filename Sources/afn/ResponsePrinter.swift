@@ -31,8 +31,9 @@ struct ResponsePrinter {
             Console.outLine(JSONText.line(jsonObject(exchange, exit: exit)))
         } else {
             if options.include {
-                // Each head as curl prints several: its lines, then a blank line.
-                for head in StatusAndHeaders.heads(exchange) { Console.out(Data((head.joined(separator: "\n") + "\n\n").utf8)) }
+                // Each head as curl prints several: its lines, then a blank
+                // line, each ended by CRLF as on the wire (and in curl's -i).
+                for head in StatusAndHeaders.heads(exchange) { Console.out(Data((head.joined(separator: "\r\n") + "\r\n\r\n").utf8)) }
             }
             if !httpFailure, let body = exchange.body { Console.out(body) }
         }

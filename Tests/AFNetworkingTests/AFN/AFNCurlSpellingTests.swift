@@ -149,9 +149,9 @@ final class AFNCurlSpellingTests: XCTestCase {
         let marker = UUID().uuidString
         let run = try AFNTool.run(["get", "-I", schemeless(nginx) + "?head=\(marker)"])
         XCTAssertEqual(run.status, 0, run.stderr)
-        XCTAssertTrue(run.output.hasPrefix("HTTP/1.1 200 OK\n"), run.output)
-        XCTAssertTrue(run.output.contains("\nContent-Length: 1024\n"), run.output)
-        XCTAssertTrue(run.output.hasSuffix("\n\n"), "the head only: \(run.output)")
+        XCTAssertTrue(run.output.hasPrefix("HTTP/1.1 200 OK\r\n"), run.output)
+        XCTAssertTrue(run.output.contains("\r\nContent-Length: 1024\r\n"), run.output)
+        XCTAssertTrue(run.output.hasSuffix("\r\n\r\n"), "the head only: \(run.output)")
         XCTAssertTrue(nginx.logShows("\"HEAD /1k.bin?head=\(marker) HTTP/1.1\" 200"), nginx.accessLog)
         XCTAssertEqual(try AFNTool.run(["get", "-I", "-X", "POST", schemeless(nginx)]).status, 64)
     }

@@ -33,8 +33,9 @@ final class AFNHeadTruthTests: OperationTestCase {
         }
         let run = try afn(["get", "-i", url("/teapot").absoluteString])
         XCTAssertEqual(run.status, 0, run.stderr)
-        let head = run.output.components(separatedBy: "\n\n").first ?? ""
-        let lines = head.components(separatedBy: "\n")
+        XCTAssertTrue(run.output.hasPrefix("HTTP/1.1 418 I'M A TEAPOT\r\n"), "lines end with CRLF, as curl prints them: \(run.output.debugDescription)")
+        let head = run.output.components(separatedBy: "\r\n\r\n").first ?? ""
+        let lines = head.components(separatedBy: "\r\n")
         XCTAssertEqual(lines.first, "HTTP/1.1 418 I'M A TEAPOT", "the reason phrase as sent, not a table's: \(head)")
         let names = lines.dropFirst().compactMap { $0.split(separator: ":").first.map(String.init) }
         let zeta = names.firstIndex(of: "X-Zeta"), etag = names.firstIndex(of: "ETag"), alpha = names.firstIndex(of: "x-alpha")
@@ -42,7 +43,7 @@ final class AFNHeadTruthTests: OperationTestCase {
         XCTAssertNotNil(zeta)
         XCTAssertNotNil(alpha)
         if let zeta, let etag, let alpha { XCTAssertTrue(zeta < etag && etag < alpha, "in the order sent: \(names)") }
-        XCTAssertTrue(run.output.hasSuffix("\n\ntea"), run.output)
+        XCTAssertTrue(run.output.hasSuffix("\r\n\r\ntea"), run.output)
     }
 
     func testARevalidatedAnswerShowsTheConditionalRequestAndThe304() throws {
@@ -64,7 +65,7 @@ final class AFNHeadTruthTests: OperationTestCase {
         XCTAssertTrue(second.stderr.contains("> If-None-Match: \"c1\""), "the conditional field as sent: \(second.stderr)")
         XCTAssertTrue(second.stderr.contains("< HTTP/1.1 304"), "the server's answer: \(second.stderr)")
         XCTAssertTrue(second.output.hasPrefix("HTTP/1.1 304"), "-i shows the 304 first: \(second.output)")
-        XCTAssertTrue(second.output.hasSuffix("\n\ncached body"), second.output)
+        XCTAssertTrue(second.output.hasSuffix("\r\n\r\ncached body"), second.output)
 
         let bypass = try afn(["get", "-v", "--no-cache", target])
         XCTAssertEqual(bypass.stdout, body, bypass.stderr)
@@ -91,10 +92,10 @@ final class AFNHeadTruthTests: OperationTestCase {
 
         let second = try afn(["get", "-i", "-v", target])
         XCTAssertEqual(second.status, 0, second.stderr)
-        let heads = second.output.components(separatedBy: "\n\n")
+        let heads = second.output.components(separatedBy: "\r\n\r\n")
         XCTAssertEqual(heads.count, 3, "the 304, the stored head, the body: \(second.output)")
         XCTAssertTrue(heads.first?.hasPrefix("HTTP/1.1 304") == true, second.output)
-        let stored = heads.count > 1 ? heads[1].components(separatedBy: "\n") : []
+        let stored = heads.count > 1 ? heads[1].components(separatedBy: "\r\n") : []
         let expected = ["HTTP/1.1 200 Fine Thanks", "X-Zeta: 1", "ETag: \"s1\"", "Connection: keep-alive", "x-alpha: 2", "Content-Length: 6"]
         XCTAssertEqual(Array(stored.prefix(expected.count)), expected, "the stored head as received: \(second.output)")
         XCTAssertEqual(heads.last, "stored")

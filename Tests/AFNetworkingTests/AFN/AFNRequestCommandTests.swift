@@ -10,7 +10,7 @@ final class AFNRequestCommandTests: XCTestCase {
         XCTAssertEqual(run.status, 0, run.stderr)
         let text = run.output
         XCTAssertTrue(text.hasPrefix("HTTP/1.1 200"), text)
-        let parts = text.components(separatedBy: "\n\n")
+        let parts = text.components(separatedBy: "\r\n\r\n")
         XCTAssertEqual(parts.count, 2, "a blank line separates the head from the body")
         XCTAssertTrue(parts[0].lowercased().contains("content-length: 1024"), parts[0])
         XCTAssertEqual(parts.last, String(repeating: "a", count: 1024))
