@@ -89,10 +89,13 @@ extension HTTPRequestOperationManager {
     typealias Reply = Handover<(response: HTTPURLResponse, responseObject: Any?)>
 
     /// Enqueues an operation for `request` and waits until it has finished.
-    private func finishedOperation(_ request: URLRequest) async throws -> HTTPRequestOperation {
+    private func finishedOperation(_ request: URLRequest, validatingOnly: Bool = false) async throws -> HTTPRequestOperation {
         try await AsyncBridge.request { (finish: @escaping @Sendable (Result<Handover<HTTPRequestOperation>, Error>) -> Void)
             -> (@Sendable () -> Void)? in
             let operation = enqueue(request, success: nil, failure: nil) { operation in
+                if validatingOnly, let plain = ResponseDecoding.validatingOnly(operation.responseSerializer) {
+                    operation.responseSerializer = plain
+                }
                 operation.whenResolved { finish(.success(Handover(value: operation))) }
             }
             return { operation.cancel() }
@@ -113,7 +116,7 @@ extension HTTPRequestOperationManager {
     /// Runs an operation, then decodes the validated body (the decoding
     /// happens here, in the awaiting task).
     func decoding<T: Decodable>(_ type: T.Type, _ decoder: JSONDecoder, _ request: URLRequest) async throws -> sending T {
-        let operation = try await finishedOperation(request)
+        let operation = try await finishedOperation(request, validatingOnly: true)
         if let error = operation.error { throw AsyncBridge.thrown(error) }
         return try ResponseDecoding.decode(T.self, from: operation.responseData, response: operation.response, decoder: decoder)
     }
@@ -121,6 +124,23 @@ extension HTTPRequestOperationManager {
 
 /// Decoding a validated body for the `as:decoder:` variants.
 enum ResponseDecoding {
+    /// A serializer that validates as `serializer` does (status codes,
+    /// content types) and keeps the body as it came, for an operation whose
+    /// body the decoder reads: the JSON serializer's own parse would build a
+    /// tree of the whole body (several times its size) only to be thrown away.
+    /// Only for the library's plain and JSON serializers, exactly those
+    /// classes: a subclass may check or refuse more in `responseObject`, so it
+    /// runs as it is (nil). The session manager's typed verbs validate the same way.
+    static func validatingOnly(_ serializer: HTTPResponseSerializer) -> HTTPResponseSerializer? {
+        let kind = type(of: serializer)
+        guard kind == JSONResponseSerializer.self || kind == HTTPResponseSerializer.self else { return nil }
+        let plain = HTTPResponseSerializer()
+        plain.acceptableStatusCodes = serializer.acceptableStatusCodes
+        plain.acceptableContentTypes = serializer.acceptableContentTypes
+        plain.stringEncoding = serializer.stringEncoding
+        return plain
+    }
+
     /// `data` decoded as `T`; a failure is an NSError in
     /// `AFURLResponseSerializationErrorDomain` (`NSURLErrorCannotDecodeContentData`)
     /// with the `DecodingError` underneath, as `DecodableResponseSerializer` reports it.

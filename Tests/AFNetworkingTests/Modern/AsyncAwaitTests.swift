@@ -382,6 +382,32 @@ final class AsyncAwaitTests: OperationTestCase {
         }
     }
 
+    /// The typed verbs read the body with the decoder alone: the JSON
+    /// serializer's own parse (a tree of the whole body, thrown away) is not
+    /// made, so a top-level value it refuses without `.fragmentsAllowed`
+    /// decodes, while its validation (status, content type) still applies.
+    func testOperationManagerDecodableValidatesAndLeavesTheParsingToTheDecoder() async throws {
+        server.respond("/number", headers: [("Content-Type", "application/json")], body: Data("42".utf8))
+        server.respond("/teapot", status: 418, headers: [("Content-Type", "application/json")], body: Data("42".utf8))
+        server.respond("/text", headers: [("Content-Type", "text/plain")], body: Data("42".utf8))
+        let manager = HTTPRequestOperationManager(baseURL: server.baseURL)
+        manager.completionQueue = ModernSupport.completionQueue("typed-fragment")
+        try await modernBounded(30) {
+            let number = try await manager.get("number", as: Int.self)
+            XCTAssertEqual(number, 42)
+            for (path, code) in [("teapot", NSURLErrorBadServerResponse), ("text", NSURLErrorCannotDecodeContentData)] {
+                do {
+                    _ = try await manager.get(path, as: Int.self)
+                    XCTFail("\(path): the serializer's validation refuses it")
+                } catch {
+                    let nsError = error as NSError
+                    XCTAssertEqual(nsError.domain, AFURLResponseSerializationErrorDomain, "\(path): \(nsError)")
+                    XCTAssertEqual(nsError.code, code, "\(path): \(nsError)")
+                }
+            }
+        }
+    }
+
     func testCancellingBeforeTheRequestExistsThrowsCancellationError() async throws {
         slowRoute("/slow")
         let manager = HTTPRequestOperationManager(baseURL: server.baseURL)
