@@ -67,8 +67,9 @@ package struct ProxyEnvironment: Sendable {
             return .success(nil)
         }
         guard let endpoint = ProxyEndpoint(parsing: text) else {
+            // The value as written, but never its user and password: the message is logged and traced.
             return .failure(TransportErrors.make(NSURLErrorUnsupportedURL, url: url, underlying: nil,
-                                                 description: "The environment variable \(name) names no usable proxy (\"\(text)\"); a proxy URL is [http|https|socks4|socks4a|socks5|socks5h://][user:password@]host[:port]."))
+                                                 description: "The environment variable \(name) names no usable proxy (\"\(ProxyEnvironment.withoutUserInfo(text))\"); a proxy URL is [http|https|socks4|socks4a|socks5|socks5h://][user:password@]host[:port]."))
         }
         return .success(endpoint)
     }
@@ -78,13 +79,26 @@ package struct ProxyEnvironment: Sendable {
         return value
     }
 
-    /// curl's `no_proxy` matching for `host` (lower or upper case, no brackets).
+    /// `text` with any `user[:password]@` before its host shown as `***@`.
+    package static func withoutUserInfo(_ text: String) -> String {
+        let authorityStart = text.range(of: "://").map(\.upperBound) ?? text.startIndex
+        let authorityEnd = text[authorityStart...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+        guard let at = text[authorityStart..<authorityEnd].lastIndex(of: "@") else { return text }
+        return String(text[..<authorityStart]) + "***" + String(text[at...])
+    }
+
+    /// curl's `no_proxy` matching for `host` (lower or upper case, no brackets):
+    /// `*` alone means every host (as one entry among others it matches
+    /// none, as in curl); a trailing dot on the host or an entry is ignored;
+    /// an IPv4 host in a short or numeric form (`127.1`, `2130706433`) is
+    /// read as curl's URL parser reads it, so address and range entries match it.
     static func noProxy(_ list: String, matches host: String) -> Bool {
-        let host = host.lowercased()
-        let hostAddress = IPAddress(host)
+        if list.trimmingCharacters(in: .whitespaces) == "*" { return true }
+        var host = host.lowercased()
+        let hostAddress = IPAddress(host) ?? IPAddress(legacyIPv4: host)
+        if hostAddress == nil, host.hasSuffix(".") { host.removeLast() }
         for raw in list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
             var entry = raw.lowercased()
-            if entry == "*" { return true }
             if entry.hasPrefix("[") , let close = entry.firstIndex(of: "]") {
                 entry = String(entry[entry.index(after: entry.startIndex)..<close]) + entry[entry.index(after: close)...]
             }
@@ -96,6 +110,7 @@ package struct ProxyEnvironment: Sendable {
                 if hostAddress.isIn(network, prefixLength: bits ?? network.bytes.count * 8) { return true }
                 continue
             }
+            if entry.hasSuffix(".") { entry.removeLast() }
             while entry.hasPrefix(".") { entry.removeFirst() }
             guard !entry.isEmpty else { continue }
             if host == entry || host.hasSuffix("." + entry) { return true }
@@ -117,6 +132,17 @@ package struct ProxyEnvironment: Sendable {
             } else {
                 return nil
             }
+        }
+
+        /// An IPv4 host in a form `inet_pton` refuses but URL parsers (curl's,
+        /// browsers') read as an address: fewer than four parts, decimal,
+        /// octal or hex numbers (`127.1`, `2130706433`, `0x7f.0.0.1`).
+        init?(legacyIPv4 text: String) {
+            guard let first = text.first, first.isNumber,
+                  text.allSatisfy({ $0.isHexDigit || $0 == "." || $0 == "x" }) else { return nil }
+            var v4 = in_addr()
+            guard inet_aton(text, &v4) != 0 else { return nil }
+            bytes = withUnsafeBytes(of: &v4) { Array($0) }
         }
 
         func isIn(_ network: IPAddress, prefixLength: Int) -> Bool {

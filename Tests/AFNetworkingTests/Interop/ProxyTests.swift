@@ -600,6 +600,42 @@ final class ProxyTests: SessionTasksTestCase {
         XCTAssertNil(endpoint([:], http))
     }
 
+    /// curl 7.88's `no_proxy` edges: `*` counts only as the whole value;
+    /// trailing dots are ignored on both sides; an IPv4 host in a short or
+    /// numeric form is the address curl connects to.
+    func testNoProxyEdgesAsCurlReadsThem() {
+        func proxied(_ noProxy: String, _ url: String) -> Bool {
+            (try? ProxyEnvironment(["http_proxy": "h:1", "no_proxy": noProxy]).endpoint(for: URL(string: url)!).get()) != nil
+        }
+        XCTAssertFalse(proxied(" * ", "http://api.example.com/"), "* alone: no proxy for any host")
+        XCTAssertTrue(proxied("localhost,*", "http://api.example.com/"), "* among other entries matches nothing")
+        XCTAssertTrue(proxied("*.example.com", "http://api.example.com/"), "no wildcard patterns")
+        XCTAssertFalse(proxied("example.com", "http://wiki.example.com./"), "a trailing dot on the host")
+        XCTAssertFalse(proxied("example.com.", "http://wiki.example.com/"), "a trailing dot on the entry")
+        XCTAssertTrue(proxied("example.com.", "http://notexample.com/"))
+        for host in ["127.1", "2130706433", "0x7f.0.0.1", "017700000001"] {
+            XCTAssertFalse(proxied("127.0.0.0/8", "http://\(host):8080/"), host)
+            XCTAssertFalse(proxied("127.0.0.1", "http://\(host):8080/"), host)
+        }
+        XCTAssertTrue(proxied("127.0.0.0/8", "http://1e100.net/"), "a name that starts with a digit is a name")
+        XCTAssertTrue(proxied("127.0.0.0/8", "http://1.2.3.4.5/"), "not an address")
+    }
+
+    /// A proxy variable that cannot be used fails the request naming it, but
+    /// never with its user name and password (the message is logged and traced).
+    func testAnUnusableProxyVariableIsReportedWithoutItsCredentials() {
+        let url = URL(string: "http://api.example.com/x")!
+        for value in ["http://alice:s3cret@proxy:99999", "ftp://alice:s3cret@proxy:21", "socks://alice:s3cret@proxy"] {
+            XCTAssertThrowsError(try ProxyEnvironment(["http_proxy": value]).endpoint(for: url).get(), value) { error in
+                let text = (error as NSError).localizedDescription
+                XCTAssertFalse(text.contains("s3cret") || text.contains("alice"), text)
+                XCTAssertTrue(text.contains("***@proxy"), text)
+            }
+        }
+        XCTAssertEqual(ProxyEnvironment.withoutUserInfo("proxy:3128"), "proxy:3128")
+        XCTAssertEqual(ProxyEnvironment.withoutUserInfo("u:p@proxy/x@y"), "***@proxy/x@y")
+    }
+
     func testDictionaryRules() throws {
         let parsed = try ProxyDictionary.parse(["HTTPEnable": NSNumber(value: 1), "HTTPProxy": "p", "HTTPPort": NSNumber(value: 3128),
                                                 "HTTPSEnable": false, "HTTPSProxy": "ignored", "SOCKSEnable": "1", "SOCKSProxy": "s"]).get()
