@@ -17,6 +17,7 @@ extension RequestDriver {
         if outcome.isCancellation, frontend.dropsQueuedBodyOnCancel {
             writer.discardPending()
         }
+        if outcome.restartsOutput { writer.restart() }
         writer.close(writing: outcome.bodyToWrite) { [self] failure, memory in
             var final = outcome
             if final.error == nil, let failure { final.error = failure }

@@ -117,6 +117,10 @@ extension TransferStateMachine {
         /// Bytes the driver must still write to its output stream (a cached
         /// entry, a declined redirect's body) before it closes it.
         var bodyToWrite: Data?
+        /// The output stream holds an earlier attempt's bytes (a pause
+        /// without `Range`, a retried answer's): the driver empties it before
+        /// writing `bodyToWrite`, as a new entity's head does on the way in.
+        var restartsOutput = false
         /// Bytes of the entity in the output.
         var entityBytes: Int64 = 0
         /// The entity's full length as announced (-1 when unknown).

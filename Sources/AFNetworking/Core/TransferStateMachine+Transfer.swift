@@ -289,7 +289,8 @@ extension TransferStateMachine {
     /// Waits for the driver's timer. (Nothing of the attempt is in the
     /// output: its body was provisional, or it failed before any arrived.)
     private mutating func scheduleRetry(_ journey: Journey, plan: RetryPlan, retryAfter: TimeInterval?) -> Action? {
-        if let retryAfter, retryAfter > plan.policy.maximumDelay { return nil }
+        // Past the cap (an unbounded one included) the server asks for too long: no retry.
+        if let retryAfter, retryAfter > plan.policy.maximumDelay || !retryAfter.isFinite { return nil }
         var next = journey
         next.retry = plan
         next.redirects = 0
@@ -474,6 +475,9 @@ extension TransferStateMachine {
             return deliver(Outcome(failure: error, response: .received(response), request: hop.request, journey: journey))
         }
         var journey = journey
+        // Bytes an earlier attempt left in a stream are not this answer's.
+        let staleStream = journey.output.memory == nil && (journey.output.entityBytes > 0 || journey.output.streamHoldsStaleBytes)
+        journey.output.streamHoldsStaleBytes = false
         journey.output.restart()
         journey.output.memory?.append(hop.heldBody)
         journey.output.entityBytes = Int64(hop.heldBody.count)
@@ -481,7 +485,10 @@ extension TransferStateMachine {
         // A resumed request's stream already holds the entity's first bytes:
         // the 3xx's body stays out of it, as an error answer's does (`.aside`),
         // so the partial file is still the entity's beginning for the next run.
-        if journey.output.memory == nil, hop.resumeOffset == nil { outcome.bodyToWrite = hop.heldBody }
+        if journey.output.memory == nil, hop.resumeOffset == nil {
+            outcome.bodyToWrite = hop.heldBody
+            outcome.restartsOutput = staleStream
+        }
         return deliver(outcome)
     }
 }

@@ -16,6 +16,10 @@ import FoundationNetworking
 /// - A failed attempt that `Authenticator.didRequest(_:with:failDueToAuthenticationError:)`
 ///   says was refused is sent again: at once if a newer credential exists
 ///   (`isRequest(_:authenticatedWith:)` is false), after a refresh otherwise.
+///   Sent again at once at most `maximumResendsWithoutRefresh` times per
+///   request: a refused attempt that never carried the credential (a
+///   redirect to another origin drops `Authorization`) is not the sign of a
+///   newer one, and would otherwise be resent without end.
 /// - One refresh at a time: requests that need the credential meanwhile —
 ///   new ones and refused ones — are parked and all continue (or fail with
 ///   the refresh's error) when it ends. Five concurrent 401s make one refresh.
@@ -50,6 +54,9 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     public let authenticator: AuthenticatorType
     /// The bound on refreshes (nil: none).
     public let refreshWindow: RefreshWindow?
+    /// How many times one request is sent again at once because it was not
+    /// sent with the current credential.
+    static var maximumResendsWithoutRefresh: Int { 2 }
     private let state: LockedState<AuthenticationRefreshState<Credential>>
 
     /// An interceptor for `authenticator`, starting with `credential`.
@@ -89,8 +96,11 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
         }
         let (credential, generation, refreshing) = state.withLock { ($0.credential, $0.generation, $0.isRefreshing) }
         guard let credential else { return completion(.doNotRetryWithError(AuthenticationError.missingCredential)) }
-        // Sent with an older credential than the current one: just send it again.
-        if !refreshing, !authenticator.isRequest(request, authenticatedWith: credential) { return completion(.retry) }
+        // Sent with an older credential than the current one: just send it
+        // again — a bounded number of times (see the type's documentation).
+        if !refreshing, !authenticator.isRequest(request, authenticatedWith: credential) {
+            return completion(retryCount < Self.maximumResendsWithoutRefresh ? .retry : .doNotRetry)
+        }
         park(.retry(completion), seen: generation)
     }
 

@@ -32,6 +32,9 @@ struct AuthenticationRefreshState<Credential: Sendable> {
     /// one outside the lock can tell whether it is still the current one.
     private(set) var generation: UInt64 = 0
     private(set) var isRefreshing = false
+    /// `generation` when the refresh under way began: a credential the caller
+    /// set since then is not replaced by the refresh's.
+    private var generationAtRefresh: UInt64 = 0
     private(set) var waiting: [Waiter] = []
     /// When the refreshes inside the window started (monotonic seconds).
     private var refreshTimes: [Double] = []
@@ -63,16 +66,19 @@ struct AuthenticationRefreshState<Credential: Sendable> {
         }
         refreshTimes.append(now)
         isRefreshing = true
+        generationAtRefresh = generation
         waiting.append(waiter)
         return .refresh(credential)
     }
 
     /// The refresh ended: every waiter, to be answered with `result`. A second
     /// answer to the same refresh (the authenticator's mistake) finds none.
+    /// The fresh credential becomes the current one unless the caller set
+    /// one meanwhile (a logout's nil included), which stands.
     mutating func refreshed(_ result: Result<Credential, Error>) -> [Waiter] {
         guard isRefreshing else { return [] }
         isRefreshing = false
-        if case .success(let fresh) = result { set(fresh) }
+        if case .success(let fresh) = result, generation == generationAtRefresh { set(fresh) }
         defer { waiting = [] }
         return waiting
     }

@@ -545,6 +545,30 @@ final class TransferStateMachineTests: XCTestCase {
         XCTAssertEqual(deliveredError(machine.cacheLookupFinished(.fail(failure)))?.code, NSURLErrorResourceUnavailable)
     }
 
+    /// A stream output that holds an earlier attempt's bytes (paused without
+    /// `Range`, sent again whole) and then gets an answer delivered from its
+    /// held body (a redirect not followed) is emptied first: the body is the
+    /// answer's alone, not appended to the old entity's beginning.
+    func testADeclinedAnswerEmptiesAStreamThatHoldsAnEarlierAttemptsBytes() {
+        var machine = Machine(configuration: .init(consultsCache: false))
+        _ = machine.start(get(), bodyInMemory: false)
+        _ = machine.headReceived(1, head(200, ["Content-Length": "100"]))
+        _ = machine.bodyReceived(1, bytes(40))
+        _ = machine.pause()
+        XCTAssertEqual(hop(machine.resume(with: get(), bodyInMemory: false))?.tag, 2)
+        let question = redirect(&machine, tag: 2, to: "http://127.0.0.1:9/elsewhere", body: 3)
+        guard let outcome = delivered(machine.redirectDecided(token: question.token, nil)) else { return }
+        XCTAssertEqual(outcome.statusCode, 302)
+        XCTAssertEqual(outcome.bodyToWrite?.count, 3)
+        XCTAssertTrue(outcome.restartsOutput, "the 40 bytes of the first attempt are not this answer's")
+
+        // A first attempt's declined answer has nothing to empty.
+        var fresh = Machine(configuration: .init(consultsCache: false))
+        _ = fresh.start(get(), bodyInMemory: false)
+        let first = redirect(&fresh, tag: 1, to: "http://127.0.0.1:9/elsewhere", body: 3)
+        XCTAssertEqual(delivered(fresh.redirectDecided(token: first.token, nil))?.restartsOutput, false)
+    }
+
     // MARK: - Helpers
 
     private func get(cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy) -> URLRequest {

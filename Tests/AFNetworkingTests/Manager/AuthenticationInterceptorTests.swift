@@ -156,6 +156,55 @@ final class AuthenticationInterceptorTests: OperationTestCase {
         }
     }
 
+    /// A credential the caller sets while a refresh runs (a logout's nil, a
+    /// new login) stands: the refresh still answers its waiters, but does
+    /// not replace it.
+    func testACredentialSetDuringARefreshIsNotReplacedByIt() {
+        var state = AuthenticationRefreshState<BearerToken>(credential: BearerToken(value: "a"))
+        guard case .refresh = state.park(.retry({ _ in }), seen: 0, now: 0, window: nil) else { return XCTFail("no refresh") }
+        state.set(nil)
+        XCTAssertEqual(state.refreshed(.success(BearerToken(value: "b"))).count, 1, "the waiter is answered")
+        XCTAssertNil(state.credential, "the logout stands")
+
+        state.set(BearerToken(value: "c"))
+        guard case .refresh = state.park(.retry({ _ in }), seen: state.generation, now: 1, window: nil) else { return XCTFail("no refresh") }
+        _ = state.refreshed(.success(BearerToken(value: "d")))
+        XCTAssertEqual(state.credential?.value, "d", "nothing set meanwhile: the fresh credential is current")
+    }
+
+    /// A request that reaches a 401 without the credential at all (a redirect
+    /// to another origin dropped `Authorization`) is not resent for ever: the
+    /// interceptor's resends without a refresh stop at its bound and the 401
+    /// is the answer.
+    func testARefusedRequestThatNeverCarriedTheCredentialIsResentABoundedNumberOfTimes() {
+        let other = try? ScriptedServer()
+        defer { other?.shutdown() }
+        guard let other else { return XCTFail("no second server") }
+        other.route("/guarded") { _ in
+            [.head(status: 401, headers: [("Content-Length", "0")]), .end]
+        }
+        server.respond("/away", status: 302, headers: [("Location", "http://127.0.0.1:\(other.port)/guarded")])
+        let authenticator = BearerAuthenticator(refreshURL: server.baseURL.appendingPathComponent("refresh"))
+        let interceptor = AuthenticationInterceptor(authenticator: authenticator, credential: BearerToken(value: "good"))
+        let manager = HTTPSessionManager(baseURL: server.baseURL)
+        defer { manager.invalidateSessionCancelingTasks(true) }
+        manager.requestInterceptor = interceptor
+        manager.completionQueue = .global()
+        let status = Locked<Int?>(nil)
+        let done = expectation(description: "ended")
+        manager.get("away", parameters: nil, success: { _, _ in done.fulfill() }, failure: { task, _ in
+            status.withLock { $0 = (task?.response as? HTTPURLResponse)?.statusCode }
+            done.fulfill()
+        })
+        wait(for: [done], timeout: 30)
+        XCTAssertEqual(status.value, 401)
+        let attempts = other.requests.filter { $0.uri.hasPrefix("/guarded") }.count
+        XCTAssertEqual(attempts, 1 + AuthenticationInterceptor<BearerAuthenticator>.maximumResendsWithoutRefresh,
+                       "the first attempt and the bounded resends")
+        XCTAssertTrue(other.requests.allSatisfy { $0.headers.first(name: "authorization") == nil }, "the credential stays with its origin")
+        XCTAssertEqual(authenticator.refreshes.value, 0)
+    }
+
     func testTheStateBoundsRefreshesWithinTheWindow() {
         var state = AuthenticationRefreshState<BearerToken>(credential: BearerToken(value: "a"))
         let window = (interval: 10.0, maximumAttempts: 2)

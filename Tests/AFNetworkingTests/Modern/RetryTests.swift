@@ -84,6 +84,25 @@ final class RetryPolicyTests: OperationTestCase {
         XCTAssertEqual(outcome.memoryBody?.count, 9, "its held body becomes the output")
     }
 
+    /// A delay-seconds too large for an `Int` is a wait past any cap — not an
+    /// unreadable field after which the policy's own backoff resends at once —
+    /// and an unbounded cap takes no endless wait either.
+    func testAnOverflowingRetryAfterIsTooLongNotAbsent() {
+        let huge = head(503, ["Retry-After": "99999999999999999999"])
+        XCTAssertEqual(RetryRules.retryAfter(in: huge), .infinity)
+        XCTAssertNil(RetryRules.retryAfter(in: head(503, ["Retry-After": "+5"])), "delay-seconds is digits only")
+        for maximumDelay in [5, TimeInterval.infinity] {
+            var policy = fastPolicy()
+            policy.maximumDelay = maximumDelay
+            var machine = started(get(), retry: plan(policy))
+            _ = machine.headReceived(1, huge)
+            _ = machine.bodyReceived(1, bytes(9))
+            guard let outcome = delivered(machine.transferCompleted(1, response: huge, error: nil)) else { continue }
+            XCTAssertEqual(outcome.statusCode, 503, "cap \(maximumDelay): the 503 is the answer")
+            XCTAssertEqual(outcome.memoryBody?.count, 9)
+        }
+    }
+
     func testRetryDueWithTheRightTokenSendsTheRequestAgainAndAStaleOneNothing() {
         var machine = started(get(), retry: plan())
         _ = machine.headReceived(1, head(503))
