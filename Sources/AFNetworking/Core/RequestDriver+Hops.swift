@@ -83,7 +83,10 @@ extension RequestDriver {
         let delay = wait.exact ? wait.backoff : wait.retryAfter ?? (retryPolicy?.jittered(wait.backoff) ?? wait.backoff)
         RequestLog.retrying(after: delay, serverAsked: wait.retryAfter != nil, to: frontend?.activityLogger)
         let timer = Deadlines.shared.add(at: .now() + delay) { [weak self] in
-            self?.handle(.retryDue(token: wait.token))
+            // Not on the timers' serial queue: starting the hop may touch the
+            // disk (cookies, a file body) and would hold up every other deadline.
+            guard let driver = self else { return }
+            CompletionDefaults.processingQueue.async { driver.handle(.retryDue(token: wait.token)) }
         }
         // The wait already ended (cancelled while the timer was being set).
         if !keepRetryTimer(timer, token: wait.token) { Deadlines.shared.cancel(timer) }

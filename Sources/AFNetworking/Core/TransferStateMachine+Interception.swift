@@ -132,6 +132,11 @@ extension TransferStateMachine {
             return deliver(failed)
         case .retry(let delay):
             journey.interception?.retryCount += 1
+            // Its cookies are stored before the retry goes out (a proxy's
+            // refusal of CONNECT is not the origin's answer).
+            if let refused = failed.response?.received, !refused.isTunnelRefusal, let request = failed.finalRequest {
+                journey.cookiesBeforeRetry = (refused, request)
+            }
             journey.redirects = 0
             journey.authenticationFailures = 0
             guard let delay, delay > 0 else { return adapt(journey, consultsCache: false) }

@@ -288,10 +288,12 @@ extension TransferStateMachine {
 
     /// Waits for the driver's timer. (Nothing of the attempt is in the
     /// output: its body was provisional, or it failed before any arrived.)
-    private mutating func scheduleRetry(_ journey: Journey, plan: RetryPlan, retryAfter: TimeInterval?) -> Action? {
+    private mutating func scheduleRetry(_ journey: Journey, plan: RetryPlan, retryAfter: TimeInterval?,
+                                        refused: (response: ReceivedResponse, request: URLRequest)? = nil) -> Action? {
         // Past the cap (an unbounded one included) the server asks for too long: no retry.
         if let retryAfter, retryAfter > plan.policy.maximumDelay || !retryAfter.isFinite { return nil }
         var next = journey
+        next.cookiesBeforeRetry = refused
         next.retry = plan
         next.redirects = 0
         next.authenticationFailures = 0
@@ -386,7 +388,7 @@ extension TransferStateMachine {
             return followUp(journey, hop: hop, response: response)
         case .provisional:
             if let plan = retryPlan(journey, hop: hop, status: response.statusCode),
-               let retry = scheduleRetry(journey, plan: plan, retryAfter: RetryRules.retryAfter(in: response)) {
+               let retry = scheduleRetry(journey, plan: plan, retryAfter: RetryRules.retryAfter(in: response), refused: (response, hop.request)) {
                 return retry
             }
             // No retry after all: the answer and its body are the result.

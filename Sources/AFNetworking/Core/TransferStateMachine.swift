@@ -102,6 +102,10 @@ struct TransferStateMachine {
         /// The request the journey started from (the driver's `request`, as
         /// the interceptor adapted it when there is one).
         var request: URLRequest
+        /// The refused answer a retry is waiting after, whose `Set-Cookie`
+        /// the next hop stores first (as a redirect's or a challenge's): a
+        /// rate limiter's or load balancer's cookie must reach the retry.
+        var cookiesBeforeRetry: (response: ReceivedResponse, request: URLRequest)?
         var redirects = 0
         var authenticationFailures = 0
         /// The credentials answered to challenges (nil for almost every
@@ -345,6 +349,12 @@ struct TransferStateMachine {
     /// A new hop of `journey` and the action that starts its transfer.
     mutating func startHop(_ journey: Journey, request: URLRequest, credentials: TransferCredentials?, revalidates: Bool,
                            after previous: FollowUpEffects = FollowUpEffects()) -> Action {
+        var journey = journey
+        var previous = previous
+        if let refused = journey.cookiesBeforeRetry {
+            if previous.storeCookies == nil { previous.storeCookies = refused }
+            journey.cookiesBeforeRetry = nil
+        }
         nextTag += 1
         let hop = Hop(tag: nextTag, request: request, credentials: credentials,
                       resumeOffset: ResumeRules.offset(of: request).flatMap { $0 > 0 ? $0 : nil }, revalidates: revalidates)

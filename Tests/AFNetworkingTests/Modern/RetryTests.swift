@@ -330,6 +330,24 @@ final class RetryPolicyTests: OperationTestCase {
         XCTAssertTrue(progress.value.allSatisfy { $0 <= 4 }, "no progress was reported for the 503's body: \(progress.value)")
     }
 
+    /// A refused answer's `Set-Cookie` (a load balancer's affinity, a rate
+    /// limiter's ticket) is stored before the retry goes out, as a
+    /// redirect's is: the retry carries it.
+    func testTheRetriedRequestCarriesTheCookieTheRefusedAnswerSet() {
+        let name = "retry-affinity-\(UUID().uuidString.prefix(8))"
+        addTeardownBlock {
+            for cookie in HTTPCookieStorage.shared.cookies ?? [] where cookie.name == name { HTTPCookieStorage.shared.deleteCookie(cookie) }
+        }
+        answerInTurn("/sticky", [answer(503, "busy", headers: [("Set-Cookie", "\(name)=node7; Path=/")]), answer(200, "fine")])
+        let operation = HTTPRequestOperation(request: request("/sticky"))
+        operation.retryPolicy = fastPolicy()
+        XCTAssertNil(run(operation).error)
+        XCTAssertEqual(server.requests.count, 2)
+        XCTAssertNil(server.requests.first?.headers.first(name: "cookie"))
+        XCTAssertTrue(server.requests.last?.headers.first(name: "cookie")?.contains("\(name)=node7") == true,
+                      "the retry carries the cookie: \(String(describing: server.requests.last?.headers))")
+    }
+
     func testWithoutAPolicyNothingIsRetried() {
         answerInTurn("/flaky", [answer(503, "busy"), answer(200, "fine")])
         let operation = HTTPRequestOperation(request: request("/flaky"))
