@@ -294,6 +294,8 @@ extension TransferStateMachine {
         if let retryAfter, retryAfter > plan.policy.maximumDelay || !retryAfter.isFinite { return nil }
         var next = journey
         next.cookiesBeforeRetry = refused
+        // The retrier's `retryCount` is every retry made so far, the policy's too (API.md).
+        next.interception?.retryCount += 1
         next.retry = plan
         next.redirects = 0
         next.authenticationFailures = 0

@@ -165,6 +165,7 @@ final class RequestInterceptorDriverTests: XCTestCase {
         XCTAssertEqual(interceptor.retries.count, 0, "the policy retried: the retrier was not asked")
         engine.complete(try XCTUnwrap(engine.transfer(tag: 2)), status: 503)
         let question = try XCTUnwrap(interceptor.waitForRetries(1), "the policy is spent: the retrier is asked")
+        XCTAssertEqual(question.retryCount, 1, "the retries made so far, the policy's included (API.md)")
         let done = frontend.expectCompletion(self)
         question.completion(.doNotRetry)
         wait(for: [done], timeout: 10)
