@@ -429,6 +429,11 @@ int cafssl_floor_refuses_renegotiation(void) {
     return refuses;
 }
 
+int cafssl_ctx_verifies_peer(void *ssl_ctx) {
+    if (ssl_ctx == NULL) return 0;
+    return (SSL_CTX_get_verify_mode((SSL_CTX *)ssl_ctx) & SSL_VERIFY_PEER) != 0;
+}
+
 int cafssl_ctx_use_store(void *ssl_ctx, struct x509_store_st *store) {
     if (ssl_ctx == NULL || store == NULL) return 0;
     SSL_CTX_set1_cert_store((SSL_CTX *)ssl_ctx, store);

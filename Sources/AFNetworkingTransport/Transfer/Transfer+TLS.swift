@@ -25,6 +25,15 @@ extension Transfer {
     func prepareTLSContext(_ sslContext: UnsafeMutableRawPointer, userdata: UnsafeMutableRawPointer) -> Bool {
         NetworkThread.assertCurrent()
         if options.tls.evaluator != nil {
+            // libcurl 7.88 asks here for an HTTPS proxy's connection too. The
+            // origin's context verifies nothing itself (CURLOPT_SSL_VERIFYPEER
+            // is off: the evaluator judges it); the proxy's keeps libcurl's
+            // verification (CURLOPT_PROXY_SSL_VERIFYPEER, never turned off:
+            // the system's trust store and the proxy's name). The policy is
+            // the origin's: it never judges, or forgives, the proxy's certificate.
+            if cafssl_ctx_verifies_peer(sslContext) == 1 {
+                return cafssl_ctx_apply_floor(sslContext, Int32(CAFSSL_FLOOR_CHECK_LEAF | CAFSSL_FLOOR_CHECK_NAMES)) == 1
+            }
             // The evaluator replaces OpenSSL's chain verification and applies the floor itself.
             guard cafssl_ctx_apply_floor(sslContext, 0) == 1 else { return false }
             cafssl_ctx_set_verify_callback(sslContext, transferVerifyCallback, userdata)

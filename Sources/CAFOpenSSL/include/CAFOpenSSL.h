@@ -142,6 +142,13 @@ int cafssl_ctx_apply_floor(void *ssl_ctx, int checks);
  * that renegotiates on a kept-alive connection. */
 int cafssl_floor_refuses_renegotiation(void);
 
+/* Why: SSL_CTX_get_verify_mode needs OpenSSL's SSL_CTX type, which this
+ * header does not import; the context comes from libcurl as a plain pointer.
+ * Whether `ssl_ctx` asks OpenSSL to verify the peer (1) or not (0): libcurl
+ * 7.88 calls its context callback for an HTTPS proxy's connection too, with
+ * the proxy's own verification settings. */
+int cafssl_ctx_verifies_peer(void *ssl_ctx);
+
 /* SSL_CTX_set1_cert_store takes OpenSSL types this header does not import;
  * the context comes from libcurl as a plain pointer. Gives the context a
  * reference to `store` (one store shared by many connections instead of a

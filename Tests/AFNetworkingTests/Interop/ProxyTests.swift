@@ -557,6 +557,36 @@ final class ProxyTests: SessionTasksTestCase {
         XCTAssertFalse(proxy.logShows(excluded, timeout: 0.3), "NO_PROXY's range excludes the origin")
     }
 
+    /// An HTTPS proxy's certificate is verified as curl verifies it (the
+    /// system's trust store, the proxy's name), never by the origin's
+    /// security policy: a policy that forgives the origin's certificate
+    /// (`-k`, `allowInvalidCertificates`, judged by the policy's evaluator
+    /// because of `--cacert`) must not forgive the proxy's, which would hand
+    /// the tunnel — and any proxy credentials — to whoever answers there.
+    /// The proxy here (a TLS CONNECT proxy) presents a self-signed
+    /// certificate; `curl --proxy-cacert` shows it works when trusted.
+    func testAnHTTPSProxysCertificateIsNotJudgedByTheOriginsPolicy() throws {
+        let (url, _) = try httpsOrigin("/1k.bin")
+        let proxy = try TLSConnectProxy(identity: try SharedServers.nginx())
+        defer { proxy.stop() }
+        let rootCA = TestPKI.directory.appendingPathComponent("root-ca.cer").path
+        let rootPEM = proxy.directory.appendingPathComponent("root-ca.pem").path
+        XCTAssertEqual(try Fixtures.run("/usr/bin/openssl", ["x509", "-inform", "DER", "-in", rootCA, "-out", rootPEM]), 0)
+
+        let control = try CurlCommandRunner.run("curl -sf --max-time 20 --proxy https://localhost:\(proxy.port) --proxy-cacert \(proxy.certificatePath) --cacert \(rootPEM) \(url.absoluteString)")
+        XCTAssertEqual(control, 0, "the proxy tunnels when its certificate is trusted")
+        XCTAssertTrue(proxy.logShows("CONNECT localhost:\(url.port!)"), proxy.log)
+
+        let direct = try AFNTool.run(["get", "-k", "--cacert", rootCA, url.absoluteString])
+        XCTAssertEqual(direct.status, 0, "the policy takes the origin: \(direct.stderr)")
+
+        let before = proxy.log.components(separatedBy: "CONNECT").count
+        let run = try AFNTool.run(["get", "-k", "--cacert", rootCA, url.absoluteString],
+                                  environment: ["HTTPS_PROXY": "https://localhost:\(proxy.port)"])
+        XCTAssertEqual(run.status, 60, "the proxy's self-signed certificate is refused: \(run.stderr)")
+        XCTAssertEqual(proxy.log.components(separatedBy: "CONNECT").count, before, "no tunnel was asked for: \(proxy.log)")
+    }
+
     func testTheEnvironmentsHTTPSProxyTunnelsForAfn() throws {
         let socks = try dante()
         let (url, _) = try httpsOrigin("/1k.bin")
