@@ -41,8 +41,9 @@ package struct ProxyEndpoint: Sendable, Equatable {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { return nil }
         let withScheme = trimmed.contains("://") ? trimmed : "http://" + trimmed
+        // curl reads a bare `socks://` as SOCKS4.
         guard let components = URLComponents(string: withScheme), let scheme = components.scheme?.lowercased(),
-              let kind = Kind(rawValue: scheme), var host = components.host, !host.isEmpty else { return nil }
+              let kind = scheme == "socks" ? .socks4 : Kind(rawValue: scheme), var host = components.host, !host.isEmpty else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let port = components.port ?? kind.defaultPort
         guard (1...65535).contains(port) else { return nil }

@@ -655,13 +655,15 @@ final class ProxyTests: SessionTasksTestCase {
     /// never with its user name and password (the message is logged and traced).
     func testAnUnusableProxyVariableIsReportedWithoutItsCredentials() {
         let url = URL(string: "http://api.example.com/x")!
-        for value in ["http://alice:s3cret@proxy:99999", "ftp://alice:s3cret@proxy:21", "socks://alice:s3cret@proxy"] {
+        for value in ["http://alice:s3cret@proxy:99999", "ftp://alice:s3cret@proxy:21", "gopher://alice:s3cret@proxy"] {
             XCTAssertThrowsError(try ProxyEnvironment(["http_proxy": value]).endpoint(for: url).get(), value) { error in
                 let text = (error as NSError).localizedDescription
                 XCTAssertFalse(text.contains("s3cret") || text.contains("alice"), text)
                 XCTAssertTrue(text.contains("***@proxy"), text)
             }
         }
+        XCTAssertEqual(try? ProxyEnvironment(["http_proxy": "socks://proxy"]).endpoint(for: url).get()?.kind, .socks4,
+                       "curl reads socks:// as SOCKS4")
         XCTAssertEqual(ProxyEnvironment.withoutUserInfo("proxy:3128"), "proxy:3128")
         XCTAssertEqual(ProxyEnvironment.withoutUserInfo("u:p@proxy/x@y"), "***@proxy/x@y")
     }
