@@ -566,6 +566,8 @@ final class RequestDriver: @unchecked Sendable {
     /// The outcome once the output is final (completion work running or done).
     var finalOutcome: TransferStateMachine.Outcome? { core.withLock { $0.machine.finalOutcome } }
     var entityBytesInOutput: Int64 { core.withLock { $0.machine.entityBytesInOutput } }
+    /// See `TransferStateMachine.releaseMemoryBody()`.
+    func releaseMemoryBody() { core.withLock { $0.machine.releaseMemoryBody() } }
     /// The head of the entity in the output and its bytes there, in one step.
     var entityInOutput: (head: ReceivedResponse?, bytes: Int64) { core.withLock { $0.machine.entityInOutput } }
     var expectedEntityLength: Int64 { core.withLock { $0.machine.expectedEntityLength } }

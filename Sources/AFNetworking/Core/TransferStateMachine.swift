@@ -576,6 +576,22 @@ struct TransferStateMachine {
         state = .finished(outcome)
     }
 
+    /// The front-end handed the in-memory body over and offers no way to
+    /// read it again (a session task, as URLSession's): the decided outcome
+    /// lets it go, so a task kept after its end does not keep its body.
+    mutating func releaseMemoryBody() {
+        switch state {
+        case .completing(var outcome) where outcome.memoryBody != nil:
+            outcome.memoryBody = nil
+            state = .completing(outcome)
+        case .finished(var outcome) where outcome.memoryBody != nil:
+            outcome.memoryBody = nil
+            state = .finished(outcome)
+        default:
+            break
+        }
+    }
+
     /// The outcome, once decided.
     var outcome: Outcome? {
         switch state {

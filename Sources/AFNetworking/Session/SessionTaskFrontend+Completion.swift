@@ -149,7 +149,16 @@ extension SessionTaskFrontend {
         context.manager?.urlSession(context.session, task: task, didCompleteWithError: outcome.error)
         context.session.taskDidComplete(identifier: identifier)
         if delivering { deliverCompletion(task, outcome, download: download) }
-        // The task object no longer needs its driver to reach it.
-        state.withLock { $0.task = .released }
+        // The task object no longer needs its driver to reach it, nor its
+        // blocks (the completion handler's call is queued with its own
+        // reference) — they may capture whoever keeps the task.
+        state.withLock { state in
+            state.task = .released
+            state.completion = .none
+            state.destination = nil
+        }
+        progress.releaseBlocks()
+        // The handler's call holds the body it hands over; the task keeps none.
+        requestDriver.releaseMemoryBody()
     }
 }

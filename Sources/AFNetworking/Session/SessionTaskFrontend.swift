@@ -156,6 +156,12 @@ final class SessionTaskFrontend: @unchecked Sendable {
         /// The object delegate calls name (a data task's download task after
         /// `.becomeDownload`).
         var task = TaskReference.released
+        /// The caller's completion handler and download destination, let go
+        /// once the task has completed (as 2.7 removes a task's delegate):
+        /// a task kept after its end (`self.task = …`) must not keep the
+        /// blocks — and whatever they capture, `self` often — alive.
+        var completion: SessionTaskCompletion
+        var destination: Destination?
         var identifier: Int
         var reports = PendingReports()
         /// A report went to the operation queue: every later one goes there
@@ -180,7 +186,8 @@ final class SessionTaskFrontend: @unchecked Sendable {
     let state: LockedState<State>
     let kind: SessionTaskKind
     let context: Context
-    let completion: SessionTaskCompletion
+    /// The completion handler (`.none` once the task completed; see `State.completion`).
+    var completion: SessionTaskCompletion { state.withLock { $0.completion } }
     let progress: TaskProgress
     /// Whether a full chunk waits (`PendingReports.dataHighWater`), readable
     /// without the lock: every body piece asks, and almost always the answer
@@ -198,7 +205,8 @@ final class SessionTaskFrontend: @unchecked Sendable {
         guard let block else { return nil }
         return { (location: URL, response: URLResponse) -> URL? in block(location, response) }
     }
-    let destination: Destination?
+    /// Where a finished download goes (nil once the task completed).
+    var destination: Destination? { state.withLock { $0.destination } }
     /// Registered with a valid session. A task made after invalidation (or
     /// for a session whose manager is gone) is not: it completes with
     /// NSURLErrorCancelled when resumed.
@@ -215,13 +223,12 @@ final class SessionTaskFrontend: @unchecked Sendable {
         var configuration = TransferStateMachine.Configuration()
         configuration.consultsCache = !kind.isDownload && context.session.settings.cache != nil
         requestDriver = RequestDriver(configuration: configuration)
-        state = LockedState(State(identifier: identifier, bytesExpectedToSend: bytesExpectedToSend))
+        state = LockedState(State(completion: completion, destination: destination, identifier: identifier,
+                                  bytesExpectedToSend: bytesExpectedToSend))
         self.kind = kind
         self.context = context
-        self.completion = completion
         self.progress = progress
         self.originalRequest = request
-        self.destination = destination
         self.admitted = admitted
         self.refusal = refusal
         trace = TraceOrigin.current

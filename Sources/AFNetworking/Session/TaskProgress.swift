@@ -20,6 +20,8 @@ final class TaskProgress: Sendable {
         var completed: Int64 = 0
         var total: Int64 = -1
         var object: Progress?
+        /// The caller's block for this direction; nil once the task completed.
+        var block: (@Sendable (Progress) -> Void)?
     }
 
     private struct State {
@@ -34,16 +36,16 @@ final class TaskProgress: Sendable {
         }
     }
 
-    private let state = LockedState(State())
-    private let uploadBlock: (@Sendable (Progress) -> Void)?
-    private let downloadBlock: (@Sendable (Progress) -> Void)?
+    private let state: LockedState<State>
 
     /// `reported`: the direction the factory reports. When the caller made a
     /// progress current, that direction's object is made now so it becomes
     /// its child, as in 2.7; the other never has a parent.
     init(reported: Direction, uploadBlock: (@Sendable (Progress) -> Void)?, downloadBlock: (@Sendable (Progress) -> Void)?) {
-        self.uploadBlock = uploadBlock
-        self.downloadBlock = downloadBlock
+        var initial = State()
+        initial.upload.block = uploadBlock
+        initial.download.block = downloadBlock
+        state = LockedState(initial)
         if Progress.current() != nil {
             let adopted = TaskProgress.make(Side(), adoptedByCurrent: true, frontend: nil)
             state.withLock { $0[reported].object = adopted }
@@ -83,16 +85,24 @@ final class TaskProgress: Sendable {
     /// Whether nobody can see the counts change: no object made, no block.
     /// (An object made later starts from the counts so far.)
     var isUnobserved: Bool {
-        uploadBlock == nil && downloadBlock == nil && state.withLock { $0.upload.object == nil && $0.download.object == nil }
+        state.withLock { $0.upload.block == nil && $0.download.block == nil && $0.upload.object == nil && $0.download.object == nil }
+    }
+
+    /// The task completed: the caller's blocks are let go (they may capture
+    /// whoever keeps the task, as `self.task = …` does).
+    func releaseBlocks() {
+        state.withLock { state in
+            state.upload.block = nil
+            state.download.block = nil
+        }
     }
 
     /// Stores new counts for `direction` where they change, without the
     /// operation queue, when nobody can see them; false (nothing stored) when
     /// an object or a block exists: then counts change on the queue.
     func recordUnobserved(_ direction: Direction, completed: Int64, expected: Int64) -> Bool {
-        if (direction == .upload ? uploadBlock : downloadBlock) != nil { return false }
         return state.withLock { state -> Bool in
-            guard state[direction].object == nil else { return false }
+            guard state[direction].object == nil, state[direction].block == nil else { return false }
             state[direction].total = expected >= 0 ? expected : -1
             state[direction].completed = completed
             return true
@@ -119,8 +129,8 @@ final class TaskProgress: Sendable {
     /// The counts reach the object, if there is one (or a block needs one),
     /// then the block runs.
     private func publish(_ direction: Direction) {
-        let block = direction == .upload ? uploadBlock : downloadBlock
         let (existing, side) = state.withLock { ($0[direction].object, $0[direction]) }
+        let block = side.block
         guard let progress = existing ?? (block == nil ? nil : object(direction)) else { return }
         if existing != nil {
             progress.totalUnitCount = side.total

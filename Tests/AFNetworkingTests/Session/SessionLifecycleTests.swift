@@ -566,6 +566,42 @@ final class SessionLifecycleTests: SessionTransferTestCase {
         XCTAssertEqual(probe.counters.maxInFlight, 2, "the limit is used: two at a time, not one")
     }
 
+    /// A task kept after it completed (`self.task = …`, the usual pattern)
+    /// lets go of its blocks, so an owner its blocks capture is freed (2.7
+    /// removes the task's delegate at the end; URLSession lets its handler
+    /// go) — and of its body, which the handler was given.
+    func testAKeptTaskLetsGoOfItsBlocksAndItsBodyOnceItCompleted() throws {
+        final class Owner: @unchecked Sendable {
+            // @unchecked: set once before the task runs, read after it ended.
+            var task: URLSessionDataTask?
+            let done: XCTestExpectation
+            init(done: XCTestExpectation) { self.done = done }
+        }
+        let body = pattern(300_000, salt: 5)
+        server.respond("/kept", body: body)
+        let manager = makeManager()
+        manager.responseSerializer = HTTPResponseSerializer()
+        weak var weakOwner: Owner?
+        var kept: URLSessionDataTask?
+        do {
+            let owner = Owner(done: expectation(description: "completion"))
+            owner.task = manager.dataTask(with: request("/kept"), uploadProgress: { _ in _ = owner }, downloadProgress: { _ in _ = owner },
+                                          completionHandler: { _, _, _ in owner.done.fulfill() })
+            kept = owner.task
+            weakOwner = owner
+            owner.task?.resume()
+            wait(for: [owner.done], timeout: 10)
+        }
+        // The blocks are let go right after the handler's call is queued; a bounded wait for that.
+        let deadline = Date().addingTimeInterval(10)
+        while weakOwner != nil, Date() < deadline { usleep(10_000) }
+        XCTAssertNil(weakOwner, "the completed task still holds the blocks that capture its owner")
+        XCTAssertEqual(kept?.state, .completed)
+        XCTAssertEqual(kept?.countOfBytesReceived, Int64(body.count), "the counts stay")
+        let frontend = try XCTUnwrap((kept as? SessionDataTask)?.frontend)
+        XCTAssertNil(frontend.requestDriver.finalOutcome?.memoryBody, "the body went to the handler; the task keeps none")
+    }
+
     func testASuspendedTaskDoesNotRunItsIdleTimeout() throws {
         let body = pattern(200_000, salt: 23)
         let suspended = Locked(false)
