@@ -79,7 +79,8 @@ extension SessionTaskFrontend {
                 case .download(let handler):
                     handler(response, moveError == nil ? movedTo : nil, finalError)
                 case .rawData(let handler):
-                    handler(isFile ? nil : body, rawResponse, finalError)
+                    // As URLSession: no data with an error (a cancel is not an empty success).
+                    handler(isFile || finalError != nil ? nil : body, rawResponse, finalError)
                 case .rawDownload(let handler):
                     handler(rawFile, rawResponse, finalError)
                     if let rawFile { DownloadFile.remove(rawFile) }

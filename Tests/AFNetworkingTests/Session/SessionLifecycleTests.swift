@@ -346,6 +346,34 @@ final class SessionLifecycleTests: SessionTransferTestCase {
         XCTAssertTrue(eventually { !manager.tasks.contains { $0 === task } })
     }
 
+    /// URLSession's own completion handler gets no data with an error: a
+    /// cancelled or failed task is never an empty success to `if let data`.
+    func testTheSessionsOwnHandlerGetsNoDataWithAnError() throws {
+        serveStall("/raw-cancel")
+        let manager = makeManager()
+        let result = Locked<(Data?, NSError?)>((Data("unset".utf8), nil))
+        let done = expectation(description: "handler")
+        let task = manager.session.dataTask(with: request("/raw-cancel")) { data, _, error in
+            result.value = (data, error.map { $0 as NSError })
+            done.fulfill()
+        }
+        task.resume()
+        task.cancel()
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(result.value.1?.code, NSURLErrorCancelled)
+        XCTAssertNil(result.value.0, "data with an error")
+
+        server.respond("/raw-fine", body: Data("ok".utf8))
+        let fine = Locked<Data?>(nil)
+        let finished = expectation(description: "fine")
+        manager.session.dataTask(with: request("/raw-fine")) { data, _, _ in
+            fine.value = data
+            finished.fulfill()
+        }.resume()
+        wait(for: [finished], timeout: 10)
+        XCTAssertEqual(fine.value, Data("ok".utf8))
+    }
+
     func testSessionTasksUseTheManagersSecurityPolicy() throws {
         let nginx = try SharedServers.nginx()
         let manager = makeManager()
