@@ -42,6 +42,26 @@ final class CookieSecureTests: CookieTestCase {
         }
     }
 
+    /// corelibs' storage files cookies under domain + path + name run
+    /// together: a cookie whose parts join to a stored cookie's key
+    /// (`_Host-sid` at `/_` against `__Host-sid` at `/`) is refused rather
+    /// than let replace it — here an http origin's against a Secure cookie.
+    func testACookieWhoseStorageKeyCollidesWithAnotherIsRefused() throws {
+        try forEachClient { agent in
+            let host = "www.\(site).com"
+            let secure = try XCTUnwrap(HTTPCookie(properties: [.name: "__Host-sid", .value: "kept", .domain: host, .path: "/", .secure: "TRUE"]))
+            agent.storage.setCookie(secure)
+            _ = header(after: ["_Host-sid=evil; Path=/_", "b=1; Path=/a", "ok=2"], at: "http://\(host)/set", next: "http://\(host)/next", with: agent)
+            _ = header(after: ["ab=2; Path=/"], at: "http://\(host)/set", next: "http://\(host)/next", with: agent)
+            let stored = (agent.storage.cookies ?? []).filter { $0.domain.contains(site) }
+            XCTAssertEqual(stored.first { $0.name == "__Host-sid" }?.value, "kept", "\(agent.client): the Secure cookie stays")
+            XCTAssertNil(stored.first { $0.name == "_Host-sid" }, "\(agent.client)")
+            XCTAssertEqual(stored.first { $0.name == "b" }?.path, "/a", "\(agent.client): the first of two colliding cookies stays")
+            XCTAssertNil(stored.first { $0.name == "ab" }, "\(agent.client)")
+            XCTAssertNotNil(stored.first { $0.name == "ok" }, "\(agent.client)")
+        }
+    }
+
     /// Prefixed names from http: `__Secure-` and `__Host-` need Secure, which http cannot set.
     func testPrefixedCookiesAreRefusedOverHTTP() {
         forEachClient { agent in

@@ -70,7 +70,18 @@ extension CookieJar {
     private static func store(_ decision: Decision, in storage: HTTPCookieStorage, existing: inout [HTTPCookie], now: Date) {
         // Step 11: the same name, domain and path (host-only or not) is the
         // same cookie: the new one replaces it and keeps its creation time.
-        let replaced = existing.filter { $0.name == decision.name && domainKey($0) == decision.domain && $0.path == decision.path }
+        let isSame = { (cookie: HTTPCookie) in
+            cookie.name == decision.name && domainKey(cookie) == decision.domain && cookie.path == decision.path
+        }
+        // corelibs' HTTPCookieStorage files a cookie under its domain, path
+        // and name run together, so another cookie ("b" at "/a" and "ab" at
+        // "/") would take this one's place and silently replace it — an http
+        // origin could so remove a Secure `__Host-` cookie. The new cookie is
+        // refused instead (a deletion touches only its own cookie).
+        let deletes = decision.expiry.map { $0 <= now } ?? false
+        let storageKey = decision.storedDomain + decision.path + decision.name
+        if !deletes, existing.contains(where: { $0.domain + $0.path + $0.name == storageKey && !isSame($0) }) { return }
+        let replaced = existing.filter(isSame)
         let created = replaced.map { creation(of: $0, in: storage) }.min { $0.0 < $1.0 }
         for cookie in replaced { remove(cookie, from: storage) }
         existing.removeAll { cookie in replaced.contains { $0 === cookie } }
