@@ -59,7 +59,8 @@ extension RequestDriver {
         }
         guard !outcome.servedFromCache, case .received(let head)? = outcome.response else { return nil }
         let environment = makeEnvironment()
-        if let request = outcome.finalRequest, environment.acceptsCookies {
+        // A forwarding proxy's own 407 sets no cookies for the origin.
+        if let request = outcome.finalRequest, environment.acceptsCookies, !head.isProxysOwnAnswer {
             CookieHandling.store(from: head, for: request, in: environment.cookieStorage)
         }
         guard let original = outcome.originalRequest, let cache = environment.cache else { return nil }

@@ -65,7 +65,7 @@ extension TransferStateMachine {
             journey.authenticationFailures += 1
             var effects = FollowUpEffects()
             // A proxy's Set-Cookie is not the origin's.
-            if !followUp.response.isTunnelRefusal { effects.storeCookies = (followUp.response, request) }
+            if !followUp.response.isProxysOwnAnswer { effects.storeCookies = (followUp.response, request) }
             // Remembered only once a head shows the server took it (a wrong
             // password is not stored), and only when its persistence allows.
             journey.credentialOnTrial = credential.persistence == .none ? nil

@@ -134,7 +134,7 @@ extension TransferStateMachine {
             journey.interception?.retryCount += 1
             // Its cookies are stored before the retry goes out (a proxy's
             // refusal of CONNECT is not the origin's answer).
-            if let refused = failed.response?.received, !refused.isTunnelRefusal, let request = failed.finalRequest {
+            if let refused = failed.response?.received, !refused.isProxysOwnAnswer, let request = failed.finalRequest {
                 journey.cookiesBeforeRetry = (refused, request)
             }
             journey.redirects = 0

@@ -29,6 +29,10 @@ package final class ReceivedResponse: Sendable {
     /// head, handed over only so that a challenge can answer it, never to be
     /// presented as the origin's response or to set the origin's cookies.
     package let isTunnelRefusal: Bool
+    /// A proxy's own answer to the client: its refusal of CONNECT, or a 407
+    /// from the HTTP proxy that forwards this request. Its `Set-Cookie` is the
+    /// proxy's, never stored as the origin's cookies.
+    package var isProxysOwnAnswer: Bool { isTunnelRefusal || (proxy != nil && statusCode == 407) }
     private let built = LockedState<HTTPURLResponse?>(nil)
 
     package init(url: URL, statusCode: Int, head: HeadBytes, redirectURL: URL? = nil,

@@ -62,6 +62,37 @@ final class CookieSecureTests: CookieTestCase {
         }
     }
 
+    /// A forwarding proxy's own 407 (here the scripted server, the proxy of
+    /// these tests) sets no cookie for the origin: its `Set-Cookie` is the
+    /// proxy's, whether the challenge is answered or is the result.
+    func testAForwardingProxysOwn407SetsNoCookieForTheOrigin() throws {
+        let url = "http://www.\(site).com/behind-proxy"
+        let answered = Locked(0)
+        server.route(url) { request in
+            if request.headers.first(name: "proxy-authorization") != nil {
+                answered.withLock { $0 += 1 }
+                return [.head(status: 200, headers: [("Content-Length", "2")]), .body(Data("ok".utf8)), .end]
+            }
+            return [.head(status: 407, headers: [("Proxy-Authenticate", "Basic realm=\"proxy\""), ("Set-Cookie", "proxytrack=1"),
+                                                 ("Content-Length", "0")]), .end]
+        }
+        var request = URLRequest(url: URL(string: url)!)
+        request.timeoutInterval = 10
+        let answeredOperation = HTTPRequestOperation(request: request)
+        answeredOperation.connectionProxyDictionary = proxies
+        answeredOperation.credential = URLCredential(user: "u", password: "p", persistence: .none)
+        XCTAssertNil(run(answeredOperation).error)
+        XCTAssertEqual(answered.value, 1, "the proxy's challenge was answered")
+
+        let unanswered = HTTPRequestOperation(request: request)
+        unanswered.connectionProxyDictionary = proxies
+        unanswered.shouldUseCredentialStorage = false
+        _ = run(unanswered)
+        XCTAssertEqual(unanswered.response?.statusCode, 407, "unanswered, the 407 is the result")
+        XCTAssertNil(HTTPCookieStorage.shared.cookies?.first { $0.name == "proxytrack" && $0.domain.contains(site) },
+                     "the proxy's cookie was stored for the origin")
+    }
+
     /// Prefixed names from http: `__Secure-` and `__Host-` need Secure, which http cannot set.
     func testPrefixedCookiesAreRefusedOverHTTP() {
         forEachClient { agent in
