@@ -16,8 +16,9 @@ import FoundationNetworking
 /// - A failed attempt that `Authenticator.didRequest(_:with:failDueToAuthenticationError:)`
 ///   says was refused is sent again: at once if a newer credential exists
 ///   (`isRequest(_:authenticatedWith:)` is false), after a refresh otherwise.
-///   Sent again at once at most `maximumResendsWithoutRefresh` times per
-///   request: a refused attempt that never carried the credential (a
+///   Sent again at once only while fewer than `maximumResendsWithoutRefresh`
+///   retries of the request were made (`retryCount`, the retry policy's
+///   included): a refused attempt that never carried the credential (a
 ///   redirect to another origin drops `Authorization`) is not the sign of a
 ///   newer one, and would otherwise be resent without end.
 /// - One refresh at a time: requests that need the credential meanwhile —
@@ -54,9 +55,9 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     public let authenticator: AuthenticatorType
     /// The bound on refreshes (nil: none).
     public let refreshWindow: RefreshWindow?
-    /// How many times one request is sent again at once because it was not
-    /// sent with the current credential.
-    static var maximumResendsWithoutRefresh: Int { 2 }
+    /// The retries of a request (`retryCount`) past which it is no longer
+    /// sent again at once for not carrying the current credential.
+    static var maximumResendsWithoutRefresh: Int { 5 }
     private let state: LockedState<AuthenticationRefreshState<Credential>>
 
     /// An interceptor for `authenticator`, starting with `credential`.

@@ -26,10 +26,10 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
         var networkServiceType: URLRequest.NetworkServiceType = .default
         var timeoutInterval: TimeInterval = 60
         var httpRequestHeaders: [String: String] = [:]
-        /// The `Authorization` value the Basic setter made from a user name
+        /// The `Authorization` values the Basic setter made from user names
         /// holding ":" (see `setAuthorizationHeaderFieldWithUsername`): while
-        /// it is the field's value, building a request throws.
-        var basicValueWithColonUser: String?
+        /// one is the field's value, building a request throws.
+        var basicValuesWithColonUser: Set<String> = []
         var httpMethodsEncodingParametersInURI: Set<String> = ["GET", "HEAD", "DELETE"]
         var queryStringSerializationStyle: HTTPRequestQueryStringSerializationStyle = .defaultStyle
         /// A caller-supplied query string builder, which replaces the style while set.
@@ -145,8 +145,10 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     /// in `NSURLErrorDomain`, as for any field that cannot be sent as it is.
     open func setAuthorizationHeaderFieldWithUsername(_ username: String, password: String) {
         let value = "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()
+        // Marked before it is set, and never unmarked (such a value is never
+        // sendable): concurrent calls cannot leave it set and unmarked.
+        if username.contains(":") { state.withLock { _ = $0.basicValuesWithColonUser.insert(value) } }
         setValue(value, forHTTPHeaderField: "Authorization")
-        state.withLock { $0.basicValueWithColonUser = username.contains(":") ? value : nil }
     }
 
     /// Sets `Authorization: Token token="…"`.
@@ -241,12 +243,12 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     /// `URLRequest.setValue` would drop it without a word, and the request
     /// would go out without it (`"Bearer token\n"`: no Authorization at all).
     func applyDefaultHeaders(to request: inout URLRequest) throws {
-        let (headers, unsendableBasic) = state.withLock { ($0.httpRequestHeaders, $0.basicValueWithColonUser) }
+        let (headers, unsendableBasic) = state.withLock { ($0.httpRequestHeaders, $0.basicValuesWithColonUser) }
         for (field, value) in headers where request.value(forHTTPHeaderField: field) == nil {
             if let problem = HeaderFieldValidation.problem(name: field, value: value, url: request.url, role: "default header field") {
                 throw problem
             }
-            if value == unsendableBasic, field.caseInsensitiveCompare("Authorization") == .orderedSame {
+            if !unsendableBasic.isEmpty, unsendableBasic.contains(value), field.caseInsensitiveCompare("Authorization") == .orderedSame {
                 throw HeaderFieldValidation.basicUserWithColon(url: request.url)
             }
             request.setValue(value, forHTTPHeaderField: field)
@@ -397,11 +399,10 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
         }
         let encoding = SecureCodingHelpers.decodeUInt(forKey: "stringEncoding", with: coder).map(String.Encoding.init(rawValue:))
         let methods = SecureCodingHelpers.decodeStringSet(forKey: "HTTPMethodsEncodingParametersInURI", with: coder)
-        let unsendableBasic = coder.containsValue(forKey: Self.unsendableBasicKey)
-            ? coder.decodeObject(of: NSString.self, forKey: Self.unsendableBasicKey).map { String($0) } : nil
+        let unsendableBasic = SecureCodingHelpers.decodeStringSet(forKey: Self.unsendableBasicKey, with: coder) ?? []
         state.withLock { state in
             state.httpRequestHeaders = headers
-            state.basicValueWithColonUser = unsendableBasic
+            state.basicValuesWithColonUser = unsendableBasic
             if let style { state.queryStringSerializationStyle = style }
             if let encoding { state.stringEncoding = encoding }
             if let methods { state.httpMethodsEncodingParametersInURI = methods }
@@ -412,18 +413,18 @@ open class HTTPRequestSerializer: NSObject, URLRequestSerialization, NSSecureCod
     /// query block cannot be archived and is dropped.
     open func encode(with coder: NSCoder) {
         let (headers, style, unsendableBasic) = state.withLock {
-            ($0.httpRequestHeaders, $0.queryStringSerializationStyle, $0.basicValueWithColonUser)
+            ($0.httpRequestHeaders, $0.queryStringSerializationStyle, $0.basicValuesWithColonUser)
         }
         coder.encode(NSDictionary(dictionary: headers), forKey: "mutableHTTPRequestHeaders")
-        // So a restored serializer still refuses to send it (2.7 has no such key).
-        if let unsendableBasic { coder.encode(NSString(string: unsendableBasic), forKey: Self.unsendableBasicKey) }
+        // So a restored serializer still refuses to send them (2.7 has no such key).
+        if !unsendableBasic.isEmpty { SecureCodingHelpers.encode(unsendableBasic, forKey: Self.unsendableBasicKey, with: coder) }
         coder.encode(NSNumber(value: style.rawValue), forKey: "queryStringSerializationStyle")
         coder.encode(NSNumber(value: stringEncoding.rawValue), forKey: "stringEncoding")
         SecureCodingHelpers.encode(httpMethodsEncodingParametersInURI, forKey: "HTTPMethodsEncodingParametersInURI",
                                    with: coder)
     }
 
-    /// The archive key of `basicValueWithColonUser`.
+    /// The archive key of `basicValuesWithColonUser`.
     private static let unsendableBasicKey = "AFNBasicAuthorizationWithColonUser"
 
     // MARK: NSCopying

@@ -95,7 +95,7 @@ enum DownloadFile {
 
     /// Creates an empty temporary file for a new download.
     static func create() throws -> (URL, PartialFileOutputStream) {
-        sweepAbandonedIfDue()
+        sweepAbandonedOnce()
         let url = directory.appendingPathComponent(prefix + UUID().uuidString + suffix)
         let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FileModes.partial)
         guard descriptor >= 0 else { throw posixError(errno, path: url.path, action: "create") }
@@ -111,7 +111,7 @@ enum DownloadFile {
     /// second finds it gone), then opened at the end of the bytes the resume
     /// data counts (anything after them was never confirmed).
     static func reopen(_ resume: DownloadResumeData) -> Result<(URL, PartialFileOutputStream), NSError> {
-        sweepAbandonedIfDue(sparing: resume.partialFilePath)
+        sweepAbandonedOnce(sparing: resume.partialFilePath)
         let requestURL = URL(string: resume.url)
         let claimed = directory.appendingPathComponent(prefix + UUID().uuidString + suffix)
         guard rename(resume.partialFilePath, claimed.path) == 0 else {

@@ -149,6 +149,8 @@ extension SessionTaskFrontend {
         context.manager?.urlSession(context.session, task: task, didCompleteWithError: outcome.error)
         context.session.taskDidComplete(identifier: identifier)
         if delivering { deliverCompletion(task, outcome, download: download) }
+        // The handler's call holds the body it hands over; the task keeps none.
+        requestDriver.releaseMemoryBody()
         // The task object no longer needs its driver to reach it, nor its
         // blocks (the completion handler's call is queued with its own
         // reference) — they may capture whoever keeps the task.
@@ -158,7 +160,5 @@ extension SessionTaskFrontend {
             state.destination = nil
         }
         progress.releaseBlocks()
-        // The handler's call holds the body it hands over; the task keeps none.
-        requestDriver.releaseMemoryBody()
     }
 }

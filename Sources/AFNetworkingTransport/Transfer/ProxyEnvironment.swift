@@ -79,11 +79,13 @@ package struct ProxyEnvironment: Sendable {
         return value
     }
 
-    /// `text` with any `user[:password]@` before its host shown as `***@`.
+    /// `text` with everything between its scheme and its last `@` shown as
+    /// `***`: a value that cannot be parsed may hold a password with `/`, `?`
+    /// or `#` in it, so the last `@` anywhere is taken as the user
+    /// information's end (hiding too much is the safe side).
     package static func withoutUserInfo(_ text: String) -> String {
         let authorityStart = text.range(of: "://").map(\.upperBound) ?? text.startIndex
-        let authorityEnd = text[authorityStart...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
-        guard let at = text[authorityStart..<authorityEnd].lastIndex(of: "@") else { return text }
+        guard let at = text[authorityStart...].lastIndex(of: "@") else { return text }
         return String(text[..<authorityStart]) + "***" + String(text[at...])
     }
 

@@ -43,10 +43,12 @@ final class CookieSecureTests: CookieTestCase {
     }
 
     /// corelibs' storage files cookies under domain + path + name run
-    /// together: a cookie whose parts join to a stored cookie's key
-    /// (`_Host-sid` at `/_` against `__Host-sid` at `/`) is refused rather
-    /// than let replace it — here an http origin's against a Secure cookie.
-    func testACookieWhoseStorageKeyCollidesWithAnotherIsRefused() throws {
+    /// together, so two cookies whose parts join alike (`_Host-sid` at `/_`,
+    /// `__Host-sid` at `/`) cannot both be kept: an http origin's never
+    /// removes a live Secure one (refused); otherwise the newer one wins, as
+    /// corelibs would have it — so a planted http cookie cannot block an
+    /// https login's cookie either.
+    func testACookieWhoseStorageKeyCollidesNeverLetsHTTPRemoveASecureOne() throws {
         try forEachClient { agent in
             let host = "www.\(site).com"
             let secure = try XCTUnwrap(HTTPCookie(properties: [.name: "__Host-sid", .value: "kept", .domain: host, .path: "/", .secure: "TRUE"]))
@@ -56,8 +58,8 @@ final class CookieSecureTests: CookieTestCase {
             let stored = (agent.storage.cookies ?? []).filter { $0.domain.contains(site) }
             XCTAssertEqual(stored.first { $0.name == "__Host-sid" }?.value, "kept", "\(agent.client): the Secure cookie stays")
             XCTAssertNil(stored.first { $0.name == "_Host-sid" }, "\(agent.client)")
-            XCTAssertEqual(stored.first { $0.name == "b" }?.path, "/a", "\(agent.client): the first of two colliding cookies stays")
-            XCTAssertNil(stored.first { $0.name == "ab" }, "\(agent.client)")
+            XCTAssertNil(stored.first { $0.name == "b" }, "\(agent.client): the newer of two plain colliding cookies wins")
+            XCTAssertEqual(stored.first { $0.name == "ab" }?.value, "2", "\(agent.client)")
             XCTAssertNotNil(stored.first { $0.name == "ok" }, "\(agent.client)")
         }
     }

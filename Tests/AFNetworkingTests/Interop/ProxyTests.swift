@@ -655,7 +655,8 @@ final class ProxyTests: SessionTasksTestCase {
     /// never with its user name and password (the message is logged and traced).
     func testAnUnusableProxyVariableIsReportedWithoutItsCredentials() {
         let url = URL(string: "http://api.example.com/x")!
-        for value in ["http://alice:s3cret@proxy:99999", "ftp://alice:s3cret@proxy:21", "gopher://alice:s3cret@proxy"] {
+        for value in ["http://alice:s3cret@proxy:99999", "ftp://alice:s3cret@proxy:21", "gopher://alice:s3cret@proxy",
+                      "http://alice:s3cret#x/y?@proxy:8080"] {
             XCTAssertThrowsError(try ProxyEnvironment(["http_proxy": value]).endpoint(for: url).get(), value) { error in
                 let text = (error as NSError).localizedDescription
                 XCTAssertFalse(text.contains("s3cret") || text.contains("alice"), text)
@@ -665,7 +666,7 @@ final class ProxyTests: SessionTasksTestCase {
         XCTAssertEqual(try? ProxyEnvironment(["http_proxy": "socks://proxy"]).endpoint(for: url).get()?.kind, .socks4,
                        "curl reads socks:// as SOCKS4")
         XCTAssertEqual(ProxyEnvironment.withoutUserInfo("proxy:3128"), "proxy:3128")
-        XCTAssertEqual(ProxyEnvironment.withoutUserInfo("u:p@proxy/x@y"), "***@proxy/x@y")
+        XCTAssertEqual(ProxyEnvironment.withoutUserInfo("u:p@proxy/x@y"), "***@y", "the last @: more hidden, never less")
     }
 
     func testDictionaryRules() throws {

@@ -239,18 +239,4 @@ final class PartialDownloadFileTests: SessionTransferTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: fresh.path), "recent: may belong to a running download or fresh resume data")
         XCTAssertTrue(FileManager.default.fileExists(atPath: foreign.path), "not this package's name")
     }
-
-    /// A long-running process sweeps again: at its first download file, then
-    /// once an hour has passed since the last sweep (not once per process).
-    func testTheSweepRunsAgainOnceAnHourHasPassed() {
-        var schedule = SweepSchedule()
-        let start = Date(timeIntervalSince1970: 1_800_000_000)
-        XCTAssertTrue(schedule.claim(at: start), "the first download file sweeps")
-        XCTAssertFalse(schedule.claim(at: start.addingTimeInterval(60)), "not again a minute later")
-        XCTAssertFalse(schedule.claim(at: start.addingTimeInterval(SweepSchedule.interval - 1)))
-        XCTAssertTrue(schedule.claim(at: start.addingTimeInterval(SweepSchedule.interval)), "an hour later: again")
-        XCTAssertFalse(schedule.claim(at: start.addingTimeInterval(SweepSchedule.interval + 1)))
-        XCTAssertEqual(schedule.lastSweep, start.addingTimeInterval(SweepSchedule.interval))
-        XCTAssertTrue(schedule.claim(at: start.addingTimeInterval(10 * SweepSchedule.interval)), "days later: again")
-    }
 }

@@ -75,12 +75,19 @@ extension CookieJar {
         }
         // corelibs' HTTPCookieStorage files a cookie under its domain, path
         // and name run together, so another cookie ("b" at "/a" and "ab" at
-        // "/") would take this one's place and silently replace it — an http
-        // origin could so remove a Secure `__Host-` cookie. The new cookie is
-        // refused instead (a deletion touches only its own cookie).
+        // "/") takes the same place: storing this one replaces it, and both
+        // cannot be kept. An insecure origin never so removes a live Secure
+        // cookie (6265bis: it may not overwrite one; `_Host-sid` at `/_` would
+        // remove `__Host-sid` at `/`): refused. Otherwise the other goes, as
+        // corelibs would have it, and is forgotten properly. (A deletion
+        // touches only its own cookie.)
         let deletes = decision.expiry.map { $0 <= now } ?? false
         let storageKey = decision.storedDomain + decision.path + decision.name
-        if !deletes, existing.contains(where: { $0.domain + $0.path + $0.name == storageKey && !isSame($0) }) { return }
+        let colliding = deletes ? [] : existing.filter { $0.domain + $0.path + $0.name == storageKey && !isSame($0) }
+        if !decision.fromSecureOrigin,
+           colliding.contains(where: { $0.isSecure && ($0.expiresDate.map { $0 > now } ?? true) }) { return }
+        for cookie in colliding { remove(cookie, from: storage) }
+        existing.removeAll { cookie in colliding.contains { $0 === cookie } }
         let replaced = existing.filter(isSame)
         let created = replaced.map { creation(of: $0, in: storage) }.min { $0.0 < $1.0 }
         for cookie in replaced { remove(cookie, from: storage) }

@@ -34,6 +34,8 @@ enum CookieJar {
         let secure: Bool
         let httpOnly: Bool
         let sameSite: ParsedSetCookie.SameSite
+        /// Set by an https response (6265bis: only such an origin may touch a Secure cookie).
+        var fromSecureOrigin = false
 
         /// The domain as `HTTPCookie` spells it: a leading dot for a domain cookie.
         var storedDomain: String { hostOnly ? domain : "." + domain }
@@ -93,7 +95,8 @@ enum CookieJar {
             if name.hasPrefix("__host-") { guard hostOnly, parsed.domain == nil, parsed.path == "/" else { return nil } }
         }
         return Decision(name: parsed.name, value: parsed.value, domain: domain, hostOnly: hostOnly, path: path,
-                        expiry: expiry, secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite)
+                        expiry: expiry, secure: parsed.secure, httpOnly: parsed.httpOnly, sameSite: parsed.sameSite,
+                        fromSecureOrigin: secureOrigin)
     }
 
     /// A stored cookie's domain without the leading dot, lowercased (§5.3's
