@@ -132,8 +132,8 @@ extension TransferStateMachine {
             return deliver(failed)
         case .retry(let delay):
             journey.interception?.retryCount += 1
-            // Its cookies are stored before the retry goes out (a proxy's
-            // refusal of CONNECT is not the origin's answer).
+            // Its cookies are stored before the retry goes out (a proxy's own
+            // answer sets none for the origin).
             if let refused = failed.response?.received, !refused.isProxysOwnAnswer, let request = failed.finalRequest {
                 journey.cookiesBeforeRetry = (refused, request)
             }
