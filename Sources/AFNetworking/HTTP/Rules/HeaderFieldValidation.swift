@@ -23,22 +23,20 @@ enum HeaderFieldValidation {
         let badName = !RequestValidation.isToken(name)
         guard badName || !RequestValidation.isFieldValue(value) else { return nil }
         let what = badName ? "name (not a token)" : "value (a CR, LF or NUL character)"
-        var info: [String: Any] = [
-            NSLocalizedDescriptionKey: "The \(role) \"\(RequestValidation.printable(name))\" has an invalid \(what); nothing was sent.",
-        ]
-        if let url {
-            info[NSURLErrorFailingURLErrorKey] = url
-            info["NSErrorFailingURLStringKey"] = url.absoluteString
-        }
-        return NSError(domain: NSURLErrorDomain, code: NSURLErrorBadURL, userInfo: info)
+        return badURL("The \(role) \"\(RequestValidation.printable(name))\" has an invalid \(what); nothing was sent.", url: url)
     }
 
     /// The error for a Basic `Authorization` field made from a user name
     /// holding ":", which RFC 7617 §2 makes unsendable.
     static func basicUserWithColon(url: URL?) -> NSError {
-        var info: [String: Any] = [
-            NSLocalizedDescriptionKey: "The default Authorization field was set from a user name containing \":\", which Basic authentication cannot carry (RFC 7617 §2); nothing was sent.",
-        ]
+        badURL("The default Authorization field was set from a user name containing \":\", which Basic authentication cannot carry (RFC 7617 §2); nothing was sent.",
+               url: url)
+    }
+
+    /// `NSURLErrorBadURL` in `NSURLErrorDomain` with `description` and both
+    /// failing-URL keys (the transport's errors carry only the URL one).
+    private static func badURL(_ description: String, url: URL?) -> NSError {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: description]
         if let url {
             info[NSURLErrorFailingURLErrorKey] = url
             info["NSErrorFailingURLStringKey"] = url.absoluteString
